@@ -1,0 +1,90 @@
+// Typed request-lifecycle events for the monitor, the dashboard and usage accounting.
+// Publishing is synchronous and cheap (a loop over subscribers); a subscriber that needs to do I/O
+// must queue the event itself and never throw back into the request path.
+import type { ProviderId } from '../providers/types.js';
+
+export type RequestMode = 'unified' | 'native';
+
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface RequestStarted {
+  type: 'started';
+  id: string;
+  time: number; // ms since epoch
+  keyId: string;
+  keyName: string;
+  mode: RequestMode;
+  provider: ProviderId;
+  model: string | null;
+  method: string;
+  path: string; // path without the query string (no credentials ever)
+  stream: boolean;
+  requestBytes: number;
+}
+
+export interface RequestFirstByte { type: 'first_byte'; id: string; time: number; ttfbMs: number }
+
+export interface RequestProgress {
+  type: 'progress';
+  id: string;
+  time: number;
+  chunks: number;
+  outputBytes: number;
+  outputTokens?: number;
+}
+
+export interface RequestFinished {
+  type: 'finished';
+  id: string;
+  time: number;
+  status: number;
+  durationMs: number;
+  ttfbMs: number | null;
+  outputBytes: number;
+  usage: TokenUsage;
+  /** Model as reported back by the provider, when known. */
+  model: string | null;
+}
+
+export interface RequestFailed {
+  type: 'failed';
+  id: string;
+  time: number;
+  status: number;
+  durationMs: number;
+  ttfbMs: number | null;
+  code: string;
+  message: string;
+  usage: TokenUsage;
+}
+
+export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;
+
+export type Subscriber = (event: GatewayEvent) => void;
+
+export class EventBus {
+  private subs = new Set<Subscriber>();
+
+  subscribe(fn: Subscriber): () => void {
+    this.subs.add(fn);
+    return () => { this.subs.delete(fn); };
+  }
+
+  get size(): number { return this.subs.size; }
+
+  publish(event: GatewayEvent): void {
+    if (this.subs.size === 0) return;
+    for (const fn of this.subs) {
+      try { fn(event); } catch { /* a broken subscriber never breaks a request */ }
+    }
+  }
+}
+
+/** Minimum gap between two progress events of one stream, so a fast stream cannot flood subscribers. */
+export const PROGRESS_INTERVAL_MS = 100;

@@ -1,0 +1,107 @@
+// Proxy keys (`sk-proxy-…`): created once, stored only as a SHA-256 hash beside a short,
+// non-secret id, so they can be listed and revoked without ever being shown again.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { join } from 'node:path';
+import { FILES } from './paths.js';
+import { readJsonSync, writePrivateFileSync } from './atomic.js';
+
+export const PROXY_KEY_PREFIX = 'sk-proxy-';
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  hash: string; // hex SHA-256 of the whole key
+  createdAt: string; // ISO
+  expiresAt: string | null;
+  models: string[] | null; // null: every model
+  revokedAt: string | null;
+}
+
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+interface KeyFile { version: 1; keys: KeyRecord[] }
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Equality of two hex hashes in constant time. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function keyStatus(rec: KeyRecord, now = Date.now()): KeyStatus {
+  if (rec.revokedAt) return 'revoked';
+  if (rec.expiresAt && Date.parse(rec.expiresAt) <= now) return 'expired';
+  return 'active';
+}
+
+/** `30d`, `12h`, `45m`, `2w`, or an ISO date → absolute expiry. */
+export function parseExpiry(text: string, now = Date.now()): Date {
+  const m = /^(\d+)\s*([mhdw])$/i.exec(text.trim());
+  if (m) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2]!.toLowerCase() as 'm' | 'h' | 'd' | 'w'];
+    const n = Number(m[1]);
+    if (n <= 0) throw new Error(`--expires must be positive, got "${text}"`);
+    return new Date(now + n * unit);
+  }
+  const t = Date.parse(text);
+  if (Number.isNaN(t)) throw new Error(`--expires takes a duration like 30d, 12h, 45m, 2w or an ISO date, got "${text}"`);
+  if (t <= now) throw new Error(`--expires ${text} is in the past`);
+  return new Date(t);
+}
+
+/** Shows a key without revealing it: the prefix and its last four characters. */
+export function maskKey(key: string): string {
+  return key.startsWith(PROXY_KEY_PREFIX) ? `${PROXY_KEY_PREFIX}…${key.slice(-4)}` : `…${key.slice(-4)}`;
+}
+
+export class KeyStore {
+  readonly path: string;
+  constructor(dir: string) { this.path = join(dir, FILES.keys); }
+
+  list(): KeyRecord[] {
+    const file = readJsonSync<KeyFile>(this.path, { version: 1, keys: [] });
+    return Array.isArray(file.keys) ? file.keys : [];
+  }
+
+  private save(keys: KeyRecord[]): void {
+    writePrivateFileSync(this.path, JSON.stringify({ version: 1, keys } satisfies KeyFile, null, 2) + '\n');
+  }
+
+  create(opts: { name?: string; expiresAt?: Date | null; models?: string[] | null } = {}, now = new Date()): { key: string; record: KeyRecord } {
+    const keys = this.list();
+    const id = randomBytes(4).toString('hex');
+    const name = opts.name ?? `key-${id}`;
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
+    if (keys.some((k) => k.name === name && keyStatus(k) === 'active')) throw new Error(`an active key named "${name}" already exists; revoke it or pick another --name`);
+    const key = PROXY_KEY_PREFIX + randomBytes(32).toString('base64url'); // 256 bits
+    const record: KeyRecord = {
+      id, name, hash: hashKey(key), createdAt: now.toISOString(),
+      expiresAt: opts.expiresAt ? opts.expiresAt.toISOString() : null,
+      models: opts.models && opts.models.length > 0 ? opts.models : null,
+      revokedAt: null,
+    };
+    this.save([...keys, record]);
+    return { key, record };
+  }
+
+  /** Finds one key by id or name (an active one wins when a name was reused). */
+  find(idOrName: string): KeyRecord | undefined {
+    const keys = this.list();
+    return keys.find((k) => k.id === idOrName)
+      ?? keys.find((k) => k.name === idOrName && keyStatus(k) === 'active')
+      ?? keys.find((k) => k.name === idOrName);
+  }
+
+  revoke(idOrName: string, now = new Date()): KeyRecord {
+    const target = this.find(idOrName);
+    if (!target) throw new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+    if (target.revokedAt) return target;
+    const keys = this.list().map((k) => (k.id === target.id ? { ...k, revokedAt: now.toISOString() } : k));
+    this.save(keys);
+    return { ...target, revokedAt: now.toISOString() };
+  }
+}

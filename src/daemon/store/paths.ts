@@ -1,0 +1,32 @@
+// Where the gateway keeps its state: GATEWAY_HOME when set (tests use a temp dir), else the
+// platform's config directory. Every file that holds a secret, a hash or a token is mode 0600.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { mkdirSync, chmodSync } from 'node:fs';
+
+export const FILES = {
+  config: 'config.json',
+  keys: 'keys.json',
+  keyUsage: 'key-usage.json',
+  insecureSecrets: 'insecure-secrets.json',
+  daemon: 'daemon.json',
+  adminToken: 'admin-token',
+  log: 'daemon.log',
+} as const;
+
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GATEWAY_HOME) return env.GATEWAY_HOME;
+  const home = homedir();
+  switch (process.platform) {
+    case 'darwin': return join(home, 'Library', 'Application Support', 'model-gateway');
+    case 'win32': return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'model-gateway');
+    default: return join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'model-gateway');
+  }
+}
+
+/** Creates the state directory (0700) if needed and returns it. */
+export function ensureStateDir(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try { chmodSync(dir, 0o700); } catch { /* not ours to change (e.g. a shared temp dir) */ }
+  return dir;
+}

@@ -1,0 +1,168 @@
+// The OpenAI Chat Completions shapes the unified endpoint speaks, and the interface each
+// translating provider (Anthropic, Gemini) implements. Everything here is pure data: no I/O.
+
+export type ProviderId = 'anthropic' | 'openai' | 'gemini';
+export const PROVIDERS: readonly ProviderId[] = ['anthropic', 'openai', 'gemini'];
+
+// ---- request -------------------------------------------------------------------------------
+
+export interface TextPart { type: 'text'; text: string }
+export interface ImageUrlPart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+export type ContentPart = TextPart | ImageUrlPart | { type: string; [k: string]: unknown };
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | TextPart[]; name?: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | { role: 'assistant'; content?: string | TextPart[] | null; tool_calls?: ToolCall[]; name?: string; refusal?: string | null }
+  | { role: 'tool'; content: string | TextPart[]; tool_call_id: string };
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
+export type ToolChoice =
+  | 'auto' | 'none' | 'required'
+  | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+/** A validated unified request (see src/daemon/unified-validate.ts for the checks). */
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  stop?: string | string[] | null;
+  n?: number | null;
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean | null;
+  response_format?: ResponseFormat;
+  user?: string;
+  [field: string]: unknown;
+}
+
+// ---- response ------------------------------------------------------------------------------
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface OpenAIUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; refusal?: string | null; tool_calls?: ToolCall[] };
+    logprobs: null;
+    finish_reason: FinishReason;
+  }>;
+  usage?: OpenAIUsage;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; refusal?: string | null; tool_calls?: ToolCallDelta[] };
+    logprobs: null;
+    finish_reason: FinishReason | null;
+  }>;
+  usage?: OpenAIUsage | null;
+}
+
+/** OpenAI's error object, the shape every unified-endpoint error takes. */
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+// ---- translation interfaces ------------------------------------------------------------------
+
+/** A client-side problem found while translating: becomes a 400 OpenAI error naming `param`. */
+export class TranslationError extends Error {
+  constructor(message: string, readonly param: string | null = null, readonly code: string | null = null) {
+    super(message);
+    this.name = 'TranslationError';
+  }
+}
+
+/** One parsed Server-Sent Event (`event:` is absent for OpenAI and Gemini streams). */
+export interface SseEvent { event?: string; data: string }
+
+/** What the daemon sends upstream for a translated request. */
+export interface UpstreamCall {
+  /** Path and query, appended to the provider's origin, e.g. `/v1/messages`. */
+  path: string;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** Per-request context a translator needs; passed in so translators stay pure (no clock). */
+export interface TranslateContext {
+  /** The model id sent upstream, without the routing prefix. */
+  model: string;
+  /** The model name shown to the client (`anthropic/<id>`, `gemini/<id>`). */
+  displayModel?: string;
+  /** Unix seconds used for `created`. */
+  created: number;
+  /** Fallback id when the provider gives none (e.g. `chatcmpl-<random>`). */
+  fallbackId: string;
+  /** Whether the client asked for the final usage chunk. */
+  includeUsage: boolean;
+}
+
+/** The result of one upstream stream event, translated. */
+export type StreamOutput =
+  | { kind: 'chunk'; chunk: ChatCompletionChunk }
+  | { kind: 'error'; error: OpenAIErrorBody };
+
+export interface StreamTranslator {
+  /** Translate one upstream SSE event. Never throws on odd input: unknown events are ignored. */
+  push(event: SseEvent): StreamOutput[];
+  /** Upstream ended (EOF). Emits whatever closes the stream (final chunk, usage chunk); not `[DONE]`. */
+  end(): StreamOutput[];
+  /** Usage seen so far, cumulative, in OpenAI terms (always tracked, for accounting). */
+  usage(): OpenAIUsage | undefined;
+}
+
+export interface TranslatingProvider {
+  /** OpenAI request → upstream call. Throws TranslationError for fields it cannot honour. */
+  toRequest(req: ChatCompletionRequest, ctx: TranslateContext): UpstreamCall;
+  /** Upstream JSON body (2xx) → OpenAI completion. */
+  fromResponse(body: unknown, ctx: TranslateContext): ChatCompletion;
+  createStreamTranslator(ctx: TranslateContext): StreamTranslator;
+  /** Upstream non-2xx → OpenAI status + error body, keeping the provider's message. */
+  fromError(status: number, bodyText: string): { status: number; body: OpenAIErrorBody };
+}
