@@ -1,0 +1,124 @@
+// Proxy-key authentication: finds the key where each client puts it, looks its hash up in an
+// in-memory index (kept in sync with keys.json by a file watcher and /admin/reload), and checks
+// revocation, expiry and the key's model allow-list. No disk I/O per request.
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { basename } from 'node:path';
+import { GatewayError } from './errors.js';
+import { hashKey, sameHash, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
+import { FILES } from './store/paths.js';
+import { join } from 'node:path';
+
+export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
+
+/** Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot. */
+export const KEY_PLACEMENTS: Record<'unified' | 'openai' | 'anthropic' | 'gemini', KeyPlacement[]> = {
+  unified: ['bearer'],
+  openai: ['bearer'],
+  anthropic: ['bearer', 'x-api-key'],
+  gemini: ['bearer', 'x-goog-api-key', 'query'],
+};
+
+export function extractKey(req: IncomingMessage, query: URLSearchParams | null, placements: KeyPlacement[]): string | undefined {
+  for (const p of placements) {
+    switch (p) {
+      case 'bearer': {
+        const h = req.headers.authorization;
+        if (h && /^bearer\s+/i.test(h)) return h.replace(/^bearer\s+/i, '').trim();
+        break;
+      }
+      case 'x-api-key': {
+        const h = req.headers['x-api-key'];
+        if (typeof h === 'string' && h) return h.trim();
+        break;
+      }
+      case 'x-goog-api-key': {
+        const h = req.headers['x-goog-api-key'];
+        if (typeof h === 'string' && h) return h.trim();
+        break;
+      }
+      case 'query': {
+        const v = query?.get('key');
+        if (v) return v;
+        break;
+      }
+      default: {
+        const never: never = p;
+        return never;
+      }
+    }
+  }
+  return undefined;
+}
+
+export class KeyIndex {
+  private byHash = new Map<string, KeyRecord>();
+  private watcher: FSWatcher | undefined;
+  private reloadTimer: NodeJS.Timeout | undefined;
+  readonly path: string;
+
+  constructor(readonly dir: string) { this.path = join(dir, FILES.keys); }
+
+  async reload(): Promise<void> {
+    let keys: KeyRecord[] = [];
+    try {
+      const parsed = JSON.parse(await readFile(this.path, 'utf8')) as { keys?: KeyRecord[] };
+      keys = Array.isArray(parsed.keys) ? parsed.keys : [];
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+        // A half-written or corrupt file: keep the previous index rather than locking everyone out.
+        return;
+      }
+    }
+    const next = new Map<string, KeyRecord>();
+    for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, k);
+    this.byHash = next;
+  }
+
+  /** Watches the state directory so a `keys revoke` made while we run applies at once. */
+  watch(): void {
+    try {
+      this.watcher = watch(this.dir, { persistent: false }, (_ev, file) => {
+        if (file && basename(file.toString()) !== FILES.keys) return;
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => { void this.reload(); }, 10);
+      });
+      this.watcher.on('error', () => { /* directory removed: /admin/reload still works */ });
+    } catch { /* platforms without fs.watch: rely on /admin/reload */ }
+  }
+
+  close(): void {
+    clearTimeout(this.reloadTimer);
+    this.watcher?.close();
+  }
+
+  get size(): number { return this.byHash.size; }
+
+  /** Authenticates a presented key; throws the 401 the client should see. */
+  authenticate(presented: string | undefined, now = Date.now()): KeyRecord {
+    if (!presented) throw new GatewayError('missing_api_key', 'missing proxy key: send "Authorization: Bearer sk-proxy-…" (create one with: gateway keys create)');
+    if (!presented.startsWith(PROXY_KEY_PREFIX)) throw new GatewayError('invalid_api_key', 'not a proxy key: the gateway takes sk-proxy-… keys (create one with: gateway keys create), never a provider key');
+    const hash = hashKey(presented);
+    const rec = this.byHash.get(hash);
+    if (!rec || !sameHash(rec.hash, hash)) throw new GatewayError('invalid_api_key', 'unknown proxy key (see: gateway keys list)');
+    const status = keyStatus(rec, now);
+    if (status === 'revoked') throw new GatewayError('key_revoked', `proxy key "${rec.name}" has been revoked`);
+    if (status === 'expired') throw new GatewayError('key_expired', `proxy key "${rec.name}" expired at ${rec.expiresAt}`);
+    return rec;
+  }
+}
+
+/** Checks a key's model allow-list (only keys created with --models have one). */
+export function checkModelAllowed(rec: KeyRecord, model: string | null): void {
+  if (!rec.models) return;
+  if (model !== null && rec.models.some((m) => modelMatches(m, model))) return;
+  throw new GatewayError('model_not_allowed', `proxy key "${rec.name}" may not use model ${model === null ? '(none given)' : `"${model}"`}; allowed: ${rec.models.join(', ')}`);
+}
+
+/** `claude-*` style globs, and a prefixed entry (`anthropic/x`) also matches the bare id `x`. */
+function modelMatches(pattern: string, model: string): boolean {
+  const bare = (s: string) => s.replace(/^(anthropic|openai|gemini|google)\//, '');
+  const test = (p: string, m: string) => (p.endsWith('*') ? m.startsWith(p.slice(0, -1)) : p === m);
+  return test(pattern, model) || test(bare(pattern), bare(model));
+}

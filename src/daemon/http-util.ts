@@ -1,0 +1,125 @@
+// Small HTTP helpers shared by the native and unified paths: header filtering, bounded body
+// reading, backpressure-aware writes and request-path safety.
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from './errors.js';
+
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
+  'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings',
+]);
+
+/** Every header a client may use to carry a credential: never forwarded upstream. */
+const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'cookie']);
+
+/** Request headers to forward: the client's, minus hop-by-hop and credentials. */
+export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const connectionTokens = connectionHeaderTokens(h.connection);
+  for (const [name, value] of Object.entries(h)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || connectionTokens.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Response headers to return: the provider's, minus hop-by-hop (the body is unchanged, so length stays). */
+export function forwardResponseHeaders(h: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const connectionTokens = connectionHeaderTokens(h.connection);
+  for (const [name, value] of Object.entries(h)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || connectionTokens.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function connectionHeaderTokens(v: string | string[] | undefined): Set<string> {
+  if (!v) return new Set();
+  const s = Array.isArray(v) ? v.join(',') : v;
+  return new Set(s.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+}
+
+/** Declared body size, or undefined when chunked. A declared size over the limit is refused before reading. */
+export function declaredLength(req: IncomingMessage, limit: number): number | undefined {
+  const cl = req.headers['content-length'];
+  if (cl === undefined) return undefined;
+  const n = Number(cl);
+  if (!Number.isSafeInteger(n) || n < 0) throw new GatewayError('invalid_request', 'invalid Content-Length header');
+  if (n > limit) throw tooLarge(limit);
+  return n;
+}
+
+export function tooLarge(limit: number): GatewayError {
+  return new GatewayError('request_too_large', `request body is larger than the gateway's limit of ${limit} bytes (set bodyLimitBytes in config to change it)`);
+}
+
+/** Reads the whole body, refusing more than `limit` bytes. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  declaredLength(req, limit);
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    parts.push(chunk);
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+}
+
+/** Streams a body of unknown size, refusing more than `limit` bytes. */
+export async function* limitedBody(req: IncomingMessage, limit: number): AsyncGenerator<Buffer> {
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    yield chunk;
+  }
+}
+
+/** Writes respecting backpressure; resolves false if the client went away. */
+export function write(res: ServerResponse, data: string | Uint8Array): Promise<boolean> | boolean {
+  if (res.destroyed) return false;
+  if (res.write(data)) return true;
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => { res.off('drain', onDrain); res.off('close', onClose); resolve(ok); };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+/**
+ * Splits the request target into a safe path and raw query. Refuses absolute-form targets,
+ * backslashes, empty segments and dot segments in any encoding, so a native prefix can only ever
+ * reach paths under its own provider origin.
+ */
+export function safeTarget(rawUrl: string | undefined): { path: string; query: string } {
+  const url = rawUrl ?? '/';
+  if (!url.startsWith('/')) throw new GatewayError('not_found', 'request target must be a path');
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q + 1);
+  const segments = path.split('/').slice(1);
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg === '' && i !== segments.length - 1) throw new GatewayError('not_found', `no route for ${path}`);
+    let decoded: string;
+    try { decoded = decodeURIComponent(seg); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in path'); }
+    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\') || decoded.includes('\0')) {
+      throw new GatewayError('not_found', `no route for ${path}`);
+    }
+  }
+  return { path, query };
+}
+
+/** Removes the `key` parameter (a Gemini credential) from a raw query string, keeping the rest byte for byte. */
+export function stripKeyParam(query: string): string {
+  if (query === '') return '';
+  return query.split('&').filter((kv) => {
+    const name = kv.split('=', 1)[0]!;
+    let decoded = name;
+    try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')); } catch { /* keep raw */ }
+    return decoded !== 'key';
+  }).join('&');
+}

@@ -1,0 +1,89 @@
+// Runs the daemon for real: state directory, config, keychain-backed secrets, admin token and
+// daemon.json, an access log without secrets, last-used times, and a drain on SIGTERM/SIGINT.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, type Mount, type RunningDaemon } from './server.js';
+import { readConfig } from './store/config.js';
+import { createSecretSource } from './store/secret-source.js';
+import { FILES, ensureStateDir } from './store/paths.js';
+import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
+import { originsFromEnv } from './upstream.js';
+import type { GatewayEvent } from './events.js';
+
+export interface RunDaemonOptions {
+  host: string;
+  port: number;
+  stateDir: string;
+  upstreamTimeoutSeconds?: number;
+  log?: (line: string) => void;
+  /** Extra routes (dashboard, usage API) built against the running daemon. */
+  mounts?: (daemon: () => RunningDaemon) => Mount[];
+}
+
+export interface DaemonFile { pid: number; host: string; port: number; url: string; startedAt: string }
+
+function accessLine(ev: GatewayEvent, started: Map<string, string>): string | undefined {
+  if (ev.type === 'started') { started.set(ev.id, `${ev.method} ${ev.path} ${ev.mode}/${ev.provider} model=${ev.model ?? '-'} key=${ev.keyName}`); return undefined; }
+  if (ev.type !== 'finished' && ev.type !== 'failed') return undefined;
+  const head = started.get(ev.id) ?? ev.id;
+  started.delete(ev.id);
+  const u = ev.usage;
+  const tokens = u.inputTokens !== undefined || u.outputTokens !== undefined ? ` tokens=${u.inputTokens ?? '?'}/${u.outputTokens ?? '?'}` : '';
+  const tail = ev.type === 'failed' ? ` error=${ev.code}: ${ev.message}` : '';
+  return `${head} -> ${ev.status} ${ev.durationMs.toFixed(0)}ms${tokens}${tail}`;
+}
+
+export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
+  const dir = ensureStateDir(opts.stateDir);
+  const log = opts.log ?? ((line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`));
+  const config = readConfig(dir);
+  const adminToken = randomBytes(32).toString('base64url');
+  writePrivateFileSync(join(dir, FILES.adminToken), adminToken);
+  const timeoutS = opts.upstreamTimeoutSeconds ?? config.upstreamTimeoutSeconds;
+  let stopping: Promise<void> | undefined;
+  let daemon: RunningDaemon | undefined;
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      log('stopping: draining in-flight requests (up to 10 s)');
+      await daemon?.close(10_000);
+      await flushUsage();
+      rmSync(join(dir, FILES.daemon), { force: true });
+      log('stopped');
+    })();
+    return stopping;
+  };
+
+  daemon = await startDaemon({
+    host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
+    secrets: createSecretSource({ dir, env: process.env }),
+    origins: originsFromEnv(process.env),
+    timeouts: { headersMs: timeoutS * 1000 },
+    settings: { bodyLimitBytes: config.bodyLimitBytes, aliases: config.aliases },
+    loadSettings: () => { const c = readConfig(dir); return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases }; },
+    mounts: opts.mounts?.(() => daemon!),
+    onShutdown: () => { void stop().then(() => process.exit(0)); },
+  });
+
+  // Last-used times per key: kept in memory, written at most every 2 s by the daemon alone.
+  const usagePath = join(dir, FILES.keyUsage);
+  const lastUsed = readJsonSync<Record<string, string>>(usagePath, {});
+  let dirty = false;
+  const flushUsage = async () => { if (dirty) { dirty = false; await writePrivateFile(usagePath, JSON.stringify(lastUsed, null, 2)).catch(() => {}); } };
+  const flushTimer = setInterval(() => { void flushUsage(); }, 2000);
+  flushTimer.unref();
+  const started = new Map<string, string>();
+  daemon.ctx.bus.subscribe((ev) => {
+    if (ev.type === 'started') { lastUsed[ev.keyId] = new Date(ev.time).toISOString(); dirty = true; }
+    const line = accessLine(ev, started);
+    if (line) log(line);
+  });
+
+  const info: DaemonFile = { pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString() };
+  writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => { void stop().then(() => process.exit(0)); });
+  }
+  return { url: daemon.url, close: stop };
+}

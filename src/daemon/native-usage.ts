@@ -1,0 +1,121 @@
+// Reads token usage out of a native response as it streams past, for the monitor and accounting,
+// without touching the bytes the client gets. Only the events that carry usage are parsed.
+import type { ProviderId } from '../providers/types.js';
+import type { TokenUsage } from './events.js';
+import { SseParser } from './sse.js';
+
+export interface UsageTap {
+  push(chunk: Buffer): void;
+  outputTokens(): number | undefined;
+  usage(): TokenUsage;
+  model(): string | null;
+}
+
+const JSON_CAP = 8 * 1024 * 1024; // larger JSON bodies are forwarded but not read for usage
+
+type Obj = Record<string, unknown>;
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' ? (v as Obj) : undefined);
+function parse(text: string): unknown { try { return JSON.parse(text); } catch { return undefined; } }
+
+/** Anthropic `usage` → our counters (input includes cache reads and writes, as the API defines total input). */
+export function anthropicUsage(u: Obj | undefined, into: TokenUsage): void {
+  if (!u) return;
+  const input = num(u.input_tokens); const read = num(u.cache_read_input_tokens); const write = num(u.cache_creation_input_tokens);
+  if (input !== undefined || read !== undefined || write !== undefined) {
+    into.inputTokens = (input ?? 0) + (read ?? 0) + (write ?? 0);
+    if (read !== undefined) into.cachedTokens = read;
+    if (write !== undefined) into.cacheWriteTokens = write;
+  }
+  if (num(u.output_tokens) !== undefined) into.outputTokens = num(u.output_tokens);
+  const thinking = num(obj(u.output_tokens_details)?.thinking_tokens);
+  if (thinking !== undefined) into.reasoningTokens = thinking;
+}
+
+export function openaiUsage(u: Obj | undefined, into: TokenUsage): void {
+  if (!u) return;
+  into.inputTokens = num(u.prompt_tokens) ?? num(u.input_tokens);
+  into.outputTokens = num(u.completion_tokens) ?? num(u.output_tokens);
+  const cached = num(obj(u.prompt_tokens_details)?.cached_tokens);
+  if (cached !== undefined) into.cachedTokens = cached;
+  const reasoning = num(obj(u.completion_tokens_details)?.reasoning_tokens);
+  if (reasoning !== undefined) into.reasoningTokens = reasoning;
+}
+
+export function geminiUsage(u: Obj | undefined, into: TokenUsage): void {
+  if (!u) return;
+  into.inputTokens = (num(u.promptTokenCount) ?? 0) + (num(u.toolUsePromptTokenCount) ?? 0);
+  const thoughts = num(u.thoughtsTokenCount);
+  into.outputTokens = (num(u.candidatesTokenCount) ?? 0) + (thoughts ?? 0);
+  if (num(u.cachedContentTokenCount) !== undefined) into.cachedTokens = num(u.cachedContentTokenCount);
+  if (thoughts !== undefined) into.reasoningTokens = thoughts;
+}
+
+function fromBody(provider: ProviderId, body: unknown, usage: TokenUsage): string | null {
+  const items = Array.isArray(body) ? body : [body]; // Gemini's non-SSE stream is a JSON array
+  let model: string | null = null;
+  for (const item of items) {
+    const o = obj(item);
+    if (!o) continue;
+    if (provider === 'anthropic') anthropicUsage(obj(o.usage), usage);
+    else if (provider === 'openai') openaiUsage(obj(o.usage), usage);
+    else geminiUsage(obj(o.usageMetadata), usage);
+    const m = o.model ?? o.modelVersion;
+    if (typeof m === 'string') model = m.replace(/^models\//, '');
+  }
+  return model;
+}
+
+export function createNativeUsageTap(provider: ProviderId, contentType: string): UsageTap | undefined {
+  const usage: TokenUsage = {};
+  let model: string | null = null;
+  if (contentType.includes('text/event-stream')) {
+    const parser = new SseParser();
+    let lastGemini: string | undefined;
+    const onData = (ev: { event?: string; data: string }) => {
+      if (provider === 'anthropic') {
+        if (ev.event !== 'message_start' && ev.event !== 'message_delta') return;
+        const o = obj(parse(ev.data));
+        const msg = obj(o?.message);
+        if (msg) { anthropicUsage(obj(msg.usage), usage); if (typeof msg.model === 'string') model = msg.model; }
+        anthropicUsage(obj(o?.usage), usage);
+      } else if (provider === 'openai') {
+        if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
+        if (!ev.data.includes('"usage":{')) return;
+        openaiUsage(obj(obj(parse(ev.data))?.usage), usage);
+      } else {
+        lastGemini = ev.data; // cumulative: only the latest matters, parsed on demand
+      }
+    };
+    const flushGemini = () => {
+      if (lastGemini === undefined) return;
+      const m = fromBody('gemini', parse(lastGemini), usage);
+      if (m) model = m;
+      lastGemini = undefined;
+    };
+    return {
+      push(chunk) { for (const ev of parser.push(chunk)) onData(ev); },
+      outputTokens() { flushGemini(); return usage.outputTokens; },
+      usage() { for (const ev of parser.end()) onData(ev); flushGemini(); return usage; },
+      model() { flushGemini(); return model; },
+    };
+  }
+  if (contentType.includes('json')) {
+    const parts: Buffer[] = [];
+    let size = 0;
+    let parsed = false;
+    const finish = () => {
+      if (parsed) return;
+      parsed = true;
+      if (size > 0 && size <= JSON_CAP) model = fromBody(provider, parse(Buffer.concat(parts, size).toString('utf8')), usage);
+      parts.length = 0;
+    };
+    return {
+      push(chunk) { size += chunk.length; if (size <= JSON_CAP) parts.push(chunk); },
+      outputTokens() { return undefined; },
+      usage() { finish(); return usage; },
+      model() { finish(); return model; },
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,38 @@
+// The provider keys the daemon holds in memory: loaded from the secret source at start and on
+// reload; a provider without a key is looked up again on demand (the user may just have set it).
+import type { ProviderId } from '../providers/types.js';
+import { GatewayError } from './errors.js';
+import type { SecretSource } from './store/secrets.js';
+
+const SET_COMMAND: Record<ProviderId, string> = {
+  anthropic: 'gateway providers set anthropic',
+  openai: 'gateway providers set openai',
+  gemini: 'gateway providers set gemini',
+};
+
+export class ProviderKeys {
+  private keys = new Map<ProviderId, string>();
+  constructor(private source: SecretSource) {}
+
+  async reload(): Promise<void> {
+    const next = new Map<ProviderId, string>();
+    for (const p of ['anthropic', 'openai', 'gemini'] as const) {
+      const s = await this.source.get(p).catch(() => undefined);
+      if (s) next.set(p, s.key);
+    }
+    this.keys = next;
+  }
+
+  has(p: ProviderId): boolean { return this.keys.has(p); }
+
+  /** The key for a provider, or the 503 telling the user which command fixes it. */
+  async require(p: ProviderId): Promise<string> {
+    const cached = this.keys.get(p);
+    if (cached) return cached;
+    const s = await this.source.get(p).catch(() => undefined);
+    if (s) { this.keys.set(p, s.key); return s.key; }
+    throw new GatewayError('provider_not_configured', `no ${p} API key is configured in the gateway; run: ${SET_COMMAND[p]}`);
+  }
+}
+
+export function setKeyCommand(p: ProviderId): string { return SET_COMMAND[p]; }

@@ -1,0 +1,161 @@
+// The daemon's HTTP server: the route table and the one error boundary. `startDaemon(deps)` takes
+// everything injectable (state dir, secret source, upstream origins, clock) so tests run it on
+// port 0 against mock providers on loopback.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ProviderId } from '../providers/types.js';
+import { handleAdmin, type AdminHooks } from './admin.js';
+import { KeyIndex } from './auth.js';
+import type { DaemonContext, DaemonSettings } from './context.js';
+import { GatewayError, sendError, type Protocol } from './errors.js';
+import { EventBus } from './events.js';
+import { safeTarget } from './http-util.js';
+import { handleNative } from './passthrough.js';
+import { ProviderKeys } from './provider-keys.js';
+import type { SecretSource } from './store/secrets.js';
+import { Stats } from './tracker.js';
+import { handleModels, handleUnified } from './unified.js';
+import { DEFAULT_ORIGINS, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
+
+export const VERSION = '0.1.0';
+
+/** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
+export type Mount = (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<boolean> | boolean;
+
+export interface DaemonOptions {
+  host?: string;
+  port?: number;
+  stateDir: string;
+  secrets: SecretSource;
+  origins?: Partial<Record<ProviderId, string>>;
+  timeouts?: Partial<UpstreamTimeouts>;
+  settings?: Partial<DaemonSettings>;
+  /** Reads settings again on /admin/reload (config.json). */
+  loadSettings?: () => Partial<DaemonSettings>;
+  adminToken?: string;
+  now?: () => number;
+  log?: (line: string) => void;
+  /** Extra routes under /admin/* and /dashboard*, tried in order before the built-in 404. */
+  mounts?: Mount[];
+  /** Called by POST /admin/shutdown after the response is sent. */
+  onShutdown?: () => void;
+}
+
+export interface RunningDaemon {
+  url: string;
+  port: number;
+  host: string;
+  ctx: DaemonContext;
+  adminToken: string;
+  reload(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish for up to `drainMs`, then closes. */
+  close(drainMs?: number): Promise<void>;
+}
+
+const NATIVE_PREFIXES: Record<string, ProviderId> = { anthropic: 'anthropic', openai: 'openai', gemini: 'gemini' };
+
+function protocolFor(path: string): Protocol {
+  if (path.startsWith('/anthropic/')) return 'anthropic';
+  if (path.startsWith('/gemini/')) return 'gemini';
+  return 'openai';
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
+  const host = opts.host ?? '127.0.0.1';
+  const log = opts.log ?? (() => {});
+  const keys = new KeyIndex(opts.stateDir);
+  await keys.reload();
+  keys.watch();
+  const providerKeys = new ProviderKeys(opts.secrets);
+  await providerKeys.reload();
+  const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
+  const ctx: DaemonContext = {
+    keys, providerKeys, settings,
+    upstreams: new Upstreams({ ...DEFAULT_ORIGINS, ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
+    bus: new EventBus(),
+    stats: new Stats(),
+    now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
+  };
+  const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
+  let draining = false;
+
+  const reload = async () => {
+    await keys.reload();
+    await providerKeys.reload();
+    if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
+  };
+  const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { path, query } = safeTarget(req.url);
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    if (path.startsWith('/admin/') || path === '/dashboard' || path.startsWith('/dashboard/')) {
+      for (const m of opts.mounts ?? []) if (await m(req, res, path, query)) return;
+      if (await handleAdmin(ctx, hooks, req, res, path)) return;
+      throw new GatewayError('not_found', `no route for ${req.method} ${path}`);
+    }
+    if (draining) throw new GatewayError('shutting_down', 'the gateway is shutting down');
+    const slash = path.indexOf('/', 1);
+    const first = slash === -1 ? path.slice(1) : path.slice(1, slash);
+    const provider = NATIVE_PREFIXES[first];
+    if (provider && slash !== -1) {
+      await handleNative(ctx, provider, req, res, path.slice(slash), query);
+      return;
+    }
+    if (path === '/v1/chat/completions') {
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', 'use POST for /v1/chat/completions');
+      await handleUnified(ctx, req, res);
+      return;
+    }
+    if (path === '/v1/models') {
+      if (req.method !== 'GET') throw new GatewayError('method_not_allowed', 'use GET for /v1/models');
+      await handleModels(ctx, req, res);
+      return;
+    }
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/models, /anthropic/…, /openai/… and /gemini/…`);
+  };
+
+  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+    route(req, res).catch((err: unknown) => {
+      const path = (req.url ?? '/').split('?', 1)[0]!;
+      const ge = err instanceof GatewayError ? err : new GatewayError('internal_error', 'internal gateway error');
+      if (!(err instanceof GatewayError)) log(`internal error on ${req.method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
+      if (res.headersSent) { res.destroy(); return; }
+      // Drain what the client still sends so the error reaches it instead of a reset.
+      if (!req.complete) req.resume();
+      sendError(res, ge, protocolFor(path));
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
+        const e = new Error(`port ${opts.port ?? 8080} is already in use on ${host}`) as NodeJS.ErrnoException;
+        e.code = 'EADDRINUSE';
+        reject(e);
+      } else reject(err);
+    };
+    server.once('error', onError);
+    server.listen(opts.port ?? 8080, host, () => { server.off('error', onError); resolve(); });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log(`listening on ${url}`);
+
+  return {
+    url, port, host, ctx, adminToken, reload,
+    async close(drainMs = 10_000) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await ctx.stats.idle(drainMs);
+      server.closeAllConnections();
+      await closed;
+      keys.close();
+      await ctx.upstreams.close();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Follows one request through its life and publishes its events (started, first byte, progress,
+// finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
+import { randomBytes } from 'node:crypto';
+import type { ProviderId } from '../providers/types.js';
+import { EventBus, PROGRESS_INTERVAL_MS, type RequestMode, type TokenUsage } from './events.js';
+
+export class Stats {
+  requestsServed = 0;
+  inFlight = 0;
+  readonly startedAt = Date.now();
+  private idleWaiters: Array<() => void> = [];
+
+  begin(): void { this.inFlight++; }
+  end(): void {
+    this.inFlight--;
+    this.requestsServed++;
+    if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+  /** Resolves when no request is in flight, or after `ms`. */
+  idle(ms: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.idleWaiters.push(() => { clearTimeout(t); resolve(); });
+    });
+  }
+}
+
+let seq = 0;
+const runId = randomBytes(3).toString('hex');
+
+export interface TrackStart {
+  keyId: string;
+  keyName: string;
+  mode: RequestMode;
+  provider: ProviderId;
+  model: string | null;
+  method: string;
+  path: string;
+  stream: boolean;
+  requestBytes: number;
+}
+
+export class RequestTracker {
+  readonly id = `req_${runId}${(++seq).toString(36)}`;
+  private readonly t0 = performance.now();
+  private ttfb: number | null = null;
+  private chunks = 0;
+  private bytes = 0;
+  private lastProgress = 0;
+  private done = false;
+
+  constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
+    stats.begin();
+    if (bus.size > 0) bus.publish({ type: 'started', id: this.id, time: Date.now(), ...info });
+  }
+
+  get elapsedMs(): number { return performance.now() - this.t0; }
+
+  /** Call for each chunk written to the client. */
+  wrote(bytes: number, outputTokens?: () => number | undefined): void {
+    this.chunks++;
+    this.bytes += bytes;
+    if (this.ttfb === null) {
+      this.ttfb = this.elapsedMs;
+      if (this.bus.size > 0) this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb });
+      return;
+    }
+    if (this.bus.size === 0) return;
+    const now = performance.now();
+    if (now - this.lastProgress < PROGRESS_INTERVAL_MS) return;
+    this.lastProgress = now;
+    this.bus.publish({ type: 'progress', id: this.id, time: Date.now(), chunks: this.chunks, outputBytes: this.bytes, outputTokens: outputTokens?.() });
+  }
+
+  finish(status: number, usage: TokenUsage = {}, model: string | null = null): void {
+    if (this.done) return;
+    this.done = true;
+    this.stats.end();
+    this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
+  }
+
+  fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
+    if (this.done) return;
+    this.done = true;
+    this.stats.end();
+    this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
+  }
+}

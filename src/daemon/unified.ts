@@ -1,0 +1,222 @@
+// POST /v1/chat/completions: parse and validate the OpenAI-format request, route it by model,
+// translate it for the provider, and translate the answer back — streams event by event.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { resolveModel } from '../providers/models.js';
+import { fromOpenAIError } from '../providers/openai/errors.js';
+import { toOpenAIRequest } from '../providers/openai/request.js';
+import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
+import { translatorFor } from '../providers/index.js';
+import {
+  TranslationError, type ChatCompletionRequest, type OpenAIErrorBody, type OpenAIUsage, type ProviderId, type TranslateContext,
+} from '../providers/types.js';
+import { validateChatRequest } from '../providers/validate.js';
+import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
+import type { DaemonContext } from './context.js';
+import { GatewayError } from './errors.js';
+import type { TokenUsage } from './events.js';
+import { readBody, write } from './http-util.js';
+import { setProviderAuth } from './passthrough.js';
+import { SseParser, sseData, SSE_DONE } from './sse.js';
+import { RequestTracker } from './tracker.js';
+import { upstreamFailure } from './upstream.js';
+
+export { handleModels } from './models-list.js';
+
+const ANTHROPIC_VERSION = '2023-06-01';
+
+export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
+  if (!u) return {};
+  return {
+    inputTokens: u.prompt_tokens,
+    outputTokens: u.completion_tokens,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens,
+    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): number {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
+  res.end(text);
+  return text.length;
+}
+
+function asGatewayError(err: unknown): unknown {
+  if (err instanceof TranslationError) {
+    return new GatewayError(err.code === 'model_not_found' ? 'model_not_found' : 'invalid_request', err.message, err.param);
+  }
+  return err;
+}
+
+/** Request headers for a translated call: the provider's credential and nothing of the client's. */
+function upstreamHeaders(provider: ProviderId, key: string, extra: Record<string, string> | undefined, stream: boolean): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': 'identity', accept: stream ? 'text/event-stream' : 'application/json', ...extra };
+  if (provider === 'anthropic' && !h['anthropic-version']) h['anthropic-version'] = ANTHROPIC_VERSION;
+  setProviderAuth(provider, h, key);
+  return h;
+}
+
+export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
+  const raw = await readBody(req, ctx.settings.bodyLimitBytes);
+  let parsed: unknown;
+  try { parsed = JSON.parse(raw.toString('utf8')); } catch (e) {
+    throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
+  }
+  let body: ChatCompletionRequest;
+  let route;
+  try {
+    body = validateChatRequest(parsed);
+    route = resolveModel(body.model, ctx.settings.aliases);
+  } catch (e) { throw asGatewayError(e); }
+  checkModelAllowed(record, body.model);
+  const providerKey = await ctx.providerKeys.require(route.provider);
+  const stream = body.stream === true;
+
+  const tctx: TranslateContext = {
+    model: route.model,
+    created: ctx.now(),
+    fallbackId: `chatcmpl-${randomBytes(12).toString('hex')}`,
+    includeUsage: stream && body.stream_options?.include_usage === true,
+  };
+  const translator = route.provider === 'openai' ? null : await translatorFor(route.provider);
+  let call;
+  let clientWantsUsage = tctx.includeUsage;
+  try {
+    if (translator) call = translator.toRequest(body, tctx);
+    else { const c = toOpenAIRequest(body, route.model); call = c; clientWantsUsage = c.clientWantsUsage; }
+  } catch (e) { throw asGatewayError(e); }
+
+  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
+    keyId: record.id, keyName: record.name, mode: 'unified', provider: route.provider, model: route.model,
+    method: 'POST', path: '/v1/chat/completions', stream, requestBytes: raw.length,
+  });
+  const abort = new AbortController();
+  res.on('close', () => { if (!res.writableFinished) abort.abort(); });
+
+  let upstream;
+  try {
+    upstream = await ctx.upstreams.request(route.provider, {
+      method: 'POST', path: call.path, body: JSON.stringify(call.body),
+      headers: upstreamHeaders(route.provider, providerKey, call.headers, stream), signal: abort.signal,
+    });
+  } catch (err) {
+    if (abort.signal.aborted) { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
+    const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
+    tracker.fail(ge.status, ge.code, ge.message);
+    throw ge;
+  }
+
+  const status = upstream.statusCode;
+  if (status >= 400) {
+    const text = await upstream.body.text().catch(() => '');
+    const mapped = translator ? translator.fromError(status, text) : fromOpenAIError(status, text);
+    const extra: Record<string, string> = {};
+    const retryAfter = upstream.headers['retry-after'];
+    if (typeof retryAfter === 'string') extra['retry-after'] = retryAfter;
+    sendJson(res, mapped.status, mapped.body, extra);
+    tracker.fail(mapped.status, mapped.body.error.code ?? mapped.body.error.type, mapped.body.error.message);
+    return;
+  }
+
+  if (!stream) {
+    const text = await upstream.body.text();
+    let json: unknown;
+    try { json = JSON.parse(text); } catch {
+      const ge = new GatewayError('upstream_unreachable', `${route.provider} sent a response that is not JSON`);
+      tracker.fail(ge.status, ge.code, ge.message);
+      throw ge;
+    }
+    if (translator) {
+      const out = translator.fromResponse(json, tctx);
+      tracker.wrote(sendJson(res, 200, out));
+      tracker.finish(200, usageToTokens(out.usage), out.model);
+    } else {
+      // OpenAI: the answer is already in the unified format; send its bytes unchanged.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      tracker.wrote(text.length);
+      const j = json as { usage?: OpenAIUsage; model?: string };
+      tracker.finish(200, usageToTokens(j.usage), j.model ?? null);
+    }
+    return;
+  }
+
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+  const parser = new SseParser();
+  let failed: OpenAIErrorBody | undefined;
+  let usage: () => OpenAIUsage | undefined;
+  let outTokens = 0;
+  // Each upstream network chunk becomes at most one write: nothing waits for more input.
+  let onChunk: (chunk: Buffer | null) => string;
+  if (translator) {
+    const st = translator.createStreamTranslator(tctx);
+    usage = () => st.usage();
+    onChunk = (chunk) => {
+      const events = chunk ? parser.push(chunk) : parser.end();
+      const outputs = events.flatMap((ev) => st.push(ev));
+      if (!chunk) outputs.push(...st.end());
+      let text = '';
+      for (const o of outputs) {
+        if (failed) break;
+        if (o.kind === 'error') { failed = o.error; text += sseData(o.error); break; }
+        text += sseData(o.chunk);
+        if (o.chunk.choices[0]?.delta.content) outTokens++;
+      }
+      if (!chunk && !failed) text += SSE_DONE;
+      return text;
+    };
+  } else {
+    const filter = createOpenAIStreamFilter(clientWantsUsage);
+    usage = () => filter.usage();
+    onChunk = (chunk) => {
+      const events = chunk ? parser.push(chunk) : parser.end();
+      let text = '';
+      for (const ev of events) {
+        const data = filter.filter(ev);
+        if (data === null) continue;
+        if (data.startsWith('{"error"') || data.includes('"error":{')) {
+          try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error && !('choices' in e)) failed = e; } catch { /* keep going */ }
+        }
+        text += `data: ${data}\n\n`;
+        outTokens++;
+      }
+      if (!chunk && !filter.sawDone() && !failed) text += SSE_DONE;
+      return text;
+    };
+  }
+
+  try {
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      const text = onChunk(chunk);
+      if (text) {
+        tracker.wrote(text.length, () => usage()?.completion_tokens ?? outTokens);
+        if (!(await write(res, text))) break;
+      }
+      if (failed) break;
+    }
+    if (!failed && !abort.signal.aborted && !res.destroyed) {
+      const tail = onChunk(null);
+      if (tail) { tracker.wrote(tail.length); await write(res, tail); }
+    }
+  } catch (err) {
+    if (!abort.signal.aborted && !res.destroyed) {
+      const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
+      failed = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
+      await write(res, sseData(failed));
+    }
+  }
+  if (abort.signal.aborted || res.destroyed) {
+    upstream.body.destroy();
+    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(usage()));
+    return;
+  }
+  res.end();
+  if (failed) {
+    upstream.body.destroy();
+    tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(usage()));
+  } else tracker.finish(200, usageToTokens(usage()), route.model);
+}

@@ -1,0 +1,86 @@
+// The upstream HTTP client: one pooled undici dispatcher per provider origin, with the daemon's
+// timeouts, and the mapping of transport failures to gateway errors (502 unreachable, 504 timeout).
+import { Pool, errors as undiciErrors } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { ProviderId } from '../providers/types.js';
+import { GatewayError } from './errors.js';
+
+export const DEFAULT_ORIGINS: Record<ProviderId, string> = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
+export const BASE_URL_ENV: Record<ProviderId, string> = {
+  anthropic: 'GATEWAY_ANTHROPIC_BASE_URL',
+  openai: 'GATEWAY_OPENAI_BASE_URL',
+  gemini: 'GATEWAY_GEMINI_BASE_URL',
+};
+
+export interface UpstreamTimeouts {
+  connectMs: number; // 10 s
+  headersMs: number; // time to response headers: --upstream-timeout, default 600 s
+  idleMs: number; // gap between two body chunks: 5 min
+}
+
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 10_000, headersMs: 600_000, idleMs: 300_000 };
+
+/** Origins from GATEWAY_<P>_BASE_URL (never the SDKs' own OPENAI_BASE_URL etc.). */
+export function originsFromEnv(env: NodeJS.ProcessEnv = process.env): Record<ProviderId, string> {
+  const out = { ...DEFAULT_ORIGINS };
+  for (const p of Object.keys(out) as ProviderId[]) {
+    const v = env[BASE_URL_ENV[p]];
+    if (v) out[p] = normalizeOrigin(v, BASE_URL_ENV[p]);
+  }
+  return out;
+}
+
+export function normalizeOrigin(value: string, what: string): string {
+  let u: URL;
+  try { u = new URL(value); } catch { throw new Error(`${what} must be an http(s) origin like https://api.example.com, got "${value}"`); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${what} must use http or https, got "${value}"`);
+  if (u.pathname !== '/' && u.pathname !== '') throw new Error(`${what} must be an origin only (no path): the daemon appends the path itself; got "${value}"`);
+  return u.origin;
+}
+
+export class Upstreams {
+  private pools = new Map<ProviderId, Pool>();
+  constructor(readonly origins: Record<ProviderId, string>, readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS) {}
+
+  dispatcher(provider: ProviderId): Pool {
+    let pool = this.pools.get(provider);
+    if (!pool) {
+      pool = new Pool(this.origins[provider], {
+        connections: 256,
+        pipelining: 1,
+        connectTimeout: this.timeouts.connectMs,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.idleMs,
+        keepAliveTimeout: 30_000,
+      });
+      this.pools.set(provider, pool);
+    }
+    return pool;
+  }
+
+  request(provider: ProviderId, opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
+    return this.dispatcher(provider).request(opts);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
+    this.pools.clear();
+  }
+}
+
+const PROVIDER_NAMES: Record<ProviderId, string> = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+
+/** Maps a transport failure (before any response byte) to the error the client sees. */
+export function upstreamFailure(provider: ProviderId, origin: string, err: unknown): GatewayError {
+  const name = PROVIDER_NAMES[provider];
+  if (err instanceof undiciErrors.ConnectTimeoutError) return new GatewayError('upstream_timeout', `${name} (${origin}) did not accept the connection within 10 s`);
+  if (err instanceof undiciErrors.HeadersTimeoutError) return new GatewayError('upstream_timeout', `${name} did not answer within the upstream timeout (set with gateway start --upstream-timeout <seconds>)`);
+  if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for 5 minutes`);
+  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  return new GatewayError('upstream_unreachable', `cannot reach ${name} at ${origin}${code ? ` (${code})` : ''}`);
+}

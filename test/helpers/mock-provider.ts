@@ -1,0 +1,190 @@
+// A mock provider on loopback that speaks one provider's real wire format (JSON and SSE), checks
+// the provider key the way the real API does, and records every request it receives.
+// Self-contained (node: imports only, erasable TypeScript) so the bench can run it with plain Node.
+import { createServer, type IncomingMessage, type ServerResponse, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type MockProviderId = 'anthropic' | 'openai' | 'gemini';
+
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** True when the client (the gateway) closed the connection before the response was complete. */
+  aborted: boolean;
+}
+
+export interface MockReply {
+  status?: number;
+  headers?: Record<string, string>;
+  /** A whole body. */
+  body?: string | Buffer;
+  /** Or a body written piece by piece, `delayMs` apart (streams). */
+  chunks?: Array<string | Buffer>;
+  delayMs?: number;
+  /** Never answer (for timeout tests). */
+  hang?: boolean;
+}
+
+export type MockHandler = (req: Recorded, provider: MockProviderId) => MockReply | undefined;
+
+export interface MockProvider {
+  provider: MockProviderId;
+  origin: string;
+  key: string;
+  requests: Recorded[];
+  /** Replace the answer for the next requests; return undefined to fall back to the default. */
+  setHandler(fn: MockHandler | undefined): void;
+  /** Resolves when `n` requests have been received. */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function json(status: number, body: unknown): MockReply {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+function authFailure(provider: MockProviderId): MockReply {
+  if (provider === 'anthropic') return json(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' }, request_id: 'req_mock' });
+  if (provider === 'openai') return json(401, { error: { message: 'Incorrect API key provided: sk-…', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+  return json(400, { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }] } });
+}
+
+function presentedKey(provider: MockProviderId, r: Recorded): string | undefined {
+  if (provider === 'anthropic') return r.headers['x-api-key'] as string | undefined;
+  if (provider === 'openai') return (r.headers.authorization as string | undefined)?.replace(/^Bearer /, '');
+  return r.headers['x-goog-api-key'] as string | undefined;
+}
+
+function parseJson(buf: Buffer): Record<string, unknown> {
+  try { return JSON.parse(buf.toString('utf8')) as Record<string, unknown>; } catch { return {}; }
+}
+
+/** Splits a text into a few pieces, as a model streams it. */
+function pieces(text: string): string[] {
+  const words = text.split(/(?<= )/);
+  return words.length > 0 ? words : [text];
+}
+
+export const MOCK_TEXT = 'Hello from the mock provider.';
+
+function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
+  const path = r.url.split('?')[0]!;
+  if (r.method === 'GET' && /\/models$/.test(path)) {
+    if (provider === 'gemini') return json(200, { models: [{ name: 'models/gemini-3.5-flash', supportedGenerationMethods: ['generateContent', 'countTokens'] }, { name: 'models/text-embedding-004', supportedGenerationMethods: ['embedContent'] }] });
+    if (provider === 'anthropic') return json(200, { data: [{ type: 'model', id: 'claude-opus-5', display_name: 'Claude Opus 5', created_at: '2026-07-24T00:00:00Z' }], has_more: false });
+    return json(200, { object: 'list', data: [{ id: 'gpt-5.4', object: 'model', created: 1767225600, owned_by: 'openai' }] });
+  }
+  const body = parseJson(r.body);
+  const words = pieces(MOCK_TEXT);
+  if (provider === 'anthropic' && path === '/v1/messages') {
+    const model = String(body.model ?? 'claude-opus-5');
+    if (body.stream === true) {
+      const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+      return {
+        headers: { 'content-type': 'text/event-stream', 'request-id': 'req_mock' },
+        chunks: [
+          ev('message_start', { type: 'message_start', message: { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } }),
+          ev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+          ev('ping', { type: 'ping' }),
+          ...words.map((w) => ev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } })),
+          ev('content_block_stop', { type: 'content_block_stop', index: 0 }),
+          ev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: words.length } }),
+          ev('message_stop', { type: 'message_stop' }),
+        ],
+      };
+    }
+    return { ...json(200, { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: MOCK_TEXT }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: words.length } }), headers: { 'content-type': 'application/json', 'request-id': 'req_mock' } };
+  }
+  if (provider === 'anthropic' && path === '/v1/messages/count_tokens') return json(200, { input_tokens: 12 });
+  if (provider === 'openai' && path === '/v1/chat/completions') {
+    const model = String(body.model ?? 'gpt-5.4');
+    const usage = { prompt_tokens: 12, completion_tokens: words.length, total_tokens: 12 + words.length };
+    if (body.stream === true) {
+      const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      const chunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1767225600, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
+      return {
+        headers: { 'content-type': 'text/event-stream' },
+        chunks: [
+          chunk({ role: 'assistant', content: '' }, null),
+          ...words.map((w) => chunk({ content: w }, null)),
+          chunk({}, 'stop'),
+          ...(withUsage ? [`data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1767225600, model, choices: [], usage })}\n\n`] : []),
+          'data: [DONE]\n\n',
+        ],
+      };
+    }
+    return json(200, { id: 'chatcmpl-mock', object: 'chat.completion', created: 1767225600, model, choices: [{ index: 0, message: { role: 'assistant', content: MOCK_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage });
+  }
+  if (provider === 'openai' && path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: String(body.model ?? ''), usage: { prompt_tokens: 2, total_tokens: 2 } });
+  const gm = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path);
+  if (provider === 'gemini' && gm) {
+    const model = decodeURIComponent(gm[1]!);
+    if (gm[2] === 'countTokens') return json(200, { totalTokens: 12 });
+    const usage = (n: number) => ({ promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n });
+    const response = (text: string, n: number, finish?: string) => ({ candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 }], usageMetadata: usage(n), modelVersion: model, responseId: 'resp-mock' });
+    if (gm[2] === 'streamGenerateContent') {
+      const sse = r.url.includes('alt=sse');
+      const events = words.map((w, i) => response(w, i + 1, i === words.length - 1 ? 'STOP' : undefined));
+      if (sse) return { headers: { 'content-type': 'text/event-stream' }, chunks: events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`) };
+      return { headers: { 'content-type': 'application/json' }, chunks: events.map((e, i) => `${i === 0 ? '[' : ',\r\n'}${JSON.stringify(e)}${i === events.length - 1 ? ']' : ''}`) };
+    }
+    return json(200, response(MOCK_TEXT, words.length, 'STOP'));
+  }
+  if (provider === 'anthropic') return json(404, { type: 'error', error: { type: 'not_found_error', message: `Not found: ${path}` } });
+  if (provider === 'openai') return json(404, { error: { message: `Invalid URL (${r.method} ${path})`, type: 'invalid_request_error', param: null, code: null } });
+  return json(404, { error: { code: 404, message: `Not found: ${path}`, status: 'NOT_FOUND' } });
+}
+
+export async function startMockProvider(provider: MockProviderId, opts: { key?: string; port?: number } = {}): Promise<MockProvider> {
+  const key = opts.key ?? `real-${provider}-key-0123456789`;
+  const requests: Recorded[] = [];
+  let handler: MockHandler | undefined;
+  let waiters: Array<{ n: number; resolve: () => void }> = [];
+
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const parts: Buffer[] = [];
+    for await (const c of req as AsyncIterable<Buffer>) parts.push(c);
+    const rec: Recorded = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(parts), aborted: false };
+    requests.push(rec);
+    waiters = waiters.filter((w) => { if (requests.length >= w.n) { w.resolve(); return false; } return true; });
+    let finished = false;
+    res.on('close', () => { if (!finished) rec.aborted = true; });
+    const reply = handler?.(rec, provider) ?? (presentedKey(provider, rec) === key ? defaultReply(provider, rec) : authFailure(provider));
+    if (reply.hang) return;
+    res.writeHead(reply.status ?? 200, reply.headers ?? {});
+    if (reply.chunks) {
+      for (const c of reply.chunks) {
+        if (res.destroyed) return;
+        res.write(c);
+        if (reply.delayMs) await sleep(reply.delayMs);
+      }
+      finished = true;
+      res.end();
+    } else {
+      finished = true;
+      res.end(reply.body ?? '');
+    }
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    provider,
+    origin: `http://127.0.0.1:${port}`,
+    key,
+    requests,
+    setHandler(fn) { handler = fn; },
+    waitForRequests(n, timeoutMs = 5000) {
+      if (requests.length >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`mock ${provider}: expected ${n} requests, got ${requests.length}`)), timeoutMs);
+        waiters.push({ n, resolve: () => { clearTimeout(t); resolve(); } });
+      });
+    },
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
