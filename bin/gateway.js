@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// The `gateway` command. It checks the Node version, then loads the compiled CLI lazily so a
+// missing build gives a clear one-line error instead of a stack trace.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  process.stderr.write(`error: gateway needs Node.js 22 or newer; this is ${process.version}\n`);
+  process.exit(1);
+}
+import('../dist/cli/main.js').then(
+  (cli) => cli.run(process.argv),
+  (e) => {
+    const missing = e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist');
+    process.stderr.write(missing ? 'error: gateway is not built yet; run: npm run build\n' : `error: cannot load gateway: ${e && e.message}\n`);
+    process.exit(1);
+  },
+);

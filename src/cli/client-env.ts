@@ -1,0 +1,113 @@
+// What `env`, `run` (and `chat`) hand to SDKs: the daemon's base URLs and a "client key".
+// Proxy keys are stored only as hashes, so a key printed later must have its plaintext held
+// somewhere: client keys are ordinary proxy keys whose plaintext is also kept in the keychain
+// (account `proxy-key:<name>`), created on first use. A key made by `gateway keys create` was shown
+// once and is not held, so it cannot be used here.
+import type { ProviderId } from '../providers/types.js';
+import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
+import { ensureStateDir } from '../daemon/store/paths.js';
+import { CliError, note } from './common.js';
+import { reloadAndReport } from './daemon-client.js';
+
+export const CLIENT_KEY_ACCOUNT_PREFIX = 'proxy-key:';
+export const DEFAULT_CLIENT_KEY_NAME = 'env';
+
+export type EnvTarget = ProviderId | 'all';
+export const ENV_TARGETS: readonly EnvTarget[] = ['openai', 'anthropic', 'gemini', 'all'];
+
+/** Base-URL conventions of the official SDKs: openai appends /chat/completions to a base ending
+ * in /v1; @anthropic-ai/sdk appends /v1/messages; @google/genai appends /v1beta/models/…. */
+export function clientEnvVars(url: string, key: string, target: EnvTarget): [string, string][] {
+  const vars: Record<ProviderId, [string, string][]> = {
+    openai: [['OPENAI_BASE_URL', `${url}/openai/v1`], ['OPENAI_API_KEY', key]],
+    anthropic: [['ANTHROPIC_BASE_URL', `${url}/anthropic`], ['ANTHROPIC_API_KEY', key]],
+    gemini: [['GOOGLE_GEMINI_BASE_URL', `${url}/gemini`], ['GEMINI_API_KEY', key]],
+  };
+  return target === 'all' ? [...vars.openai, ...vars.anthropic, ...vars.gemini] : vars[target];
+}
+
+/** Variables an SDK prefers over the ones we set, so a tool would not use the gateway key. */
+export function conflictingVars(target: EnvTarget, env: NodeJS.ProcessEnv): string[] {
+  const names: Record<ProviderId, string[]> = { openai: [], anthropic: ['ANTHROPIC_AUTH_TOKEN'], gemini: ['GOOGLE_API_KEY'] };
+  const list = target === 'all' ? [...names.openai, ...names.anthropic, ...names.gemini] : names[target];
+  return list.filter((n) => env[n]);
+}
+
+function validName(name: string): string {
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new CliError(`--key "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
+  return name;
+}
+
+function matchingActive(store: KeyStore, name: string, key: string): KeyRecord | undefined {
+  const h = hashKey(key);
+  return store.list().find((k) => k.name === name && keyStatus(k) === 'active' && sameHash(k.hash, h));
+}
+
+/**
+ * The plaintext of the client key `name`, creating it (and storing it in the keychain, or in the
+ * 0600 insecure file with `insecureStorage`) when there is no usable one yet.
+ */
+export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEnv; name?: string; insecureStorage?: boolean }): Promise<{ key: string; record: KeyRecord; created: boolean }> {
+  const name = validName(opts.name ?? DEFAULT_CLIENT_KEY_NAME);
+  const account = CLIENT_KEY_ACCOUNT_PREFIX + name;
+  const dir = ensureStateDir(opts.dir);
+  const store = new KeyStore(dir);
+  const { openKeychain } = await import('../daemon/store/keychain.js');
+  const secrets = await import('../daemon/store/secret-source.js');
+  const keychain = openKeychain({ env: opts.env });
+
+  let keychainError: string | undefined;
+  const held: string[] = [];
+  try {
+    const k = await keychain.get(account);
+    if (k) held.push(k);
+  } catch (e) {
+    keychainError = (e as Error).message;
+  }
+  const fromFile = secrets.readInsecureSecrets(dir)[account];
+  if (fromFile) held.push(fromFile);
+  for (const key of held) {
+    const record = matchingActive(store, name, key);
+    if (record) return { key, record, created: false };
+  }
+
+  const existing = store.list().find((k) => k.name === name && keyStatus(k) === 'active');
+  if (existing) {
+    throw new CliError(`the key "${name}" (${existing.id}) was not created by env/run, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: gateway keys revoke ${existing.id}`);
+  }
+
+  if (!opts.insecureStorage && keychainError) {
+    throw new CliError(`cannot keep a client key in a keychain: ${keychainError}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
+  }
+  const { key, record } = store.create({ name });
+  try {
+    if (opts.insecureStorage) {
+      const path = secrets.writeInsecureSecret(dir, account, key);
+      note(`WARNING: the client key "${name}" is stored UNENCRYPTED in ${path} (mode 0600); any program running as you can read it.`);
+    } else {
+      await keychain.set(account, key);
+    }
+  } catch (e) {
+    store.revoke(record.id);
+    throw new CliError(`cannot keep a client key in a keychain: ${(e as Error).message}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
+  }
+  note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env/run. Revoke it with: gateway keys revoke ${name}`);
+  await reloadAndReport(dir);
+  return { key, record, created: true };
+}
+
+/** After `keys revoke`: forget the plaintext of a revoked client key (best effort). */
+export async function forgetClientKey(opts: { dir: string; env: NodeJS.ProcessEnv; record: KeyRecord }): Promise<boolean> {
+  const account = CLIENT_KEY_ACCOUNT_PREFIX + opts.record.name;
+  const secrets = await import('../daemon/store/secret-source.js');
+  let forgot = false;
+  const fromFile = secrets.readInsecureSecrets(opts.dir)[account];
+  if (fromFile && sameHash(hashKey(fromFile), opts.record.hash)) forgot = secrets.deleteInsecureSecret(opts.dir, account);
+  try {
+    const { openKeychain } = await import('../daemon/store/keychain.js');
+    const keychain = openKeychain({ env: opts.env });
+    const held = await keychain.get(account);
+    if (held && sameHash(hashKey(held), opts.record.hash)) forgot = (await keychain.delete(account)) || forgot;
+  } catch { /* no keychain: nothing held there */ }
+  return forgot;
+}

@@ -1,0 +1,118 @@
+// `gateway start`: the daemon in the background (detached, output appended to daemon.log), or
+// attached with --foreground. Waits until /healthz answers, then prints the URL.
+import type { Command } from 'commander';
+import { spawn } from 'node:child_process';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
+import { CliError, cliStateDir, note, out, parsePort, parsePositiveSeconds } from '../common.js';
+import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from '../daemon-client.js';
+import { describeOwner, findPortOwner } from '../port-owner.js';
+
+interface StartOpts { port?: number; host: string; foreground?: boolean; upstreamTimeout?: number }
+
+const READY_TIMEOUT_MS = 10_000;
+const POLL_MS = 50;
+
+export function registerStart(program: Command): void {
+  program.command('start')
+    .description('start the gateway daemon in the background and print its URL')
+    .option('-p, --port <port>', 'port to listen on (default: $GATEWAY_PORT, else 8080; 0 picks a free one)', parsePort)
+    .option('--host <host>', 'address to listen on', DEFAULT_HOST)
+    .option('--foreground', 'run attached to this terminal, logging to stdout; Ctrl-C drains and stops it')
+    .option('--upstream-timeout <seconds>', 'how long to wait for a provider\'s response headers (default: $GATEWAY_UPSTREAM_TIMEOUT, else config upstreamTimeoutSeconds, else 600)', parsePositiveSeconds)
+    .addHelpText('after', '\nIn the background, the daemon\'s output goes to daemon.log in the state directory (gateway logs).')
+    .action((opts: StartOpts) => start(opts));
+}
+
+function upstreamTimeout(opts: StartOpts): number | undefined {
+  if (opts.upstreamTimeout !== undefined) return opts.upstreamTimeout;
+  const v = process.env.GATEWAY_UPSTREAM_TIMEOUT;
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new CliError(`GATEWAY_UPSTREAM_TIMEOUT must be a positive number of seconds, got "${v}"`);
+  return n;
+}
+
+async function portTaken(host: string, port: number): Promise<CliError> {
+  const owner = await findPortOwner(port);
+  return new CliError(`port ${port} on ${host} is already in use by ${describeOwner(owner)}; stop it or pick another port: gateway start --port ${port === 8080 ? 8081 : port + 1}`);
+}
+
+/** Exit 0 when a healthy daemon is already recorded; an error when one is recorded but mute. */
+async function alreadyRunning(dir: string): Promise<boolean> {
+  const rec = readDaemonRecord(dir);
+  if (!rec?.alive) return false;
+  if (await healthy(rec.url, 2_000)) {
+    out(`gateway is already running at ${rec.url} (pid ${rec.pid})`);
+    return true;
+  }
+  throw new CliError(`a gateway (pid ${rec.pid}) is recorded at ${rec.url} but does not answer; see gateway logs, or stop it: gateway stop`);
+}
+
+async function start(opts: StartOpts): Promise<void> {
+  const dir = ensureStateDir(cliStateDir());
+  const port = opts.port ?? configuredPort(process.env);
+  const timeout = upstreamTimeout(opts);
+  if (await alreadyRunning(dir)) return;
+  if (!['127.0.0.1', 'localhost', '::1'].includes(opts.host)) {
+    note(`WARNING: listening on ${opts.host} makes the gateway reachable from other machines; anyone with a proxy key can spend your provider credits`);
+  }
+  if (opts.foreground) return runForeground(dir, opts.host, port, timeout);
+  return runBackground(dir, opts.host, port, timeout);
+}
+
+async function runForeground(dir: string, host: string, port: number, timeout: number | undefined): Promise<void> {
+  const { runDaemon } = await import('../../daemon/main.js');
+  try {
+    await runDaemon({ host, port, stateDir: dir, ...(timeout !== undefined ? { upstreamTimeoutSeconds: timeout } : {}) });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw await portTaken(host, port);
+    throw e;
+  }
+  // The daemon owns the process from here: it exits itself on SIGTERM/SIGINT or /admin/shutdown.
+  await new Promise<never>(() => {});
+}
+
+function errorLineSince(logPath: string, offset: number): string | undefined {
+  try {
+    const text = readFileSync(logPath).subarray(offset).toString('utf8');
+    const lines = text.split('\n').filter((l) => l.startsWith('error: '));
+    return lines.at(-1)?.slice('error: '.length);
+  } catch {
+    return undefined;
+  }
+}
+
+async function runBackground(dir: string, host: string, port: number, timeout: number | undefined): Promise<void> {
+  const logPath = join(dir, FILES.log);
+  const fd = openSync(logPath, 'a', 0o600);
+  const offset = fstatSync(fd).size;
+  const mainJs = fileURLToPath(new URL('../main.js', import.meta.url));
+  const args = [mainJs, 'start', '--foreground', '--port', String(port), '--host', host];
+  if (timeout !== undefined) args.push('--upstream-timeout', String(timeout));
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: process.env });
+  closeSync(fd);
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  child.on('exit', (code, signal) => { exited = { code, signal }; });
+  child.on('error', (e) => { exited = { code: null, signal: null }; note(`error starting the daemon: ${e.message}`); });
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exited) {
+      const reason = errorLineSince(logPath, offset);
+      throw new CliError(reason ?? `the daemon exited at once (${exited.signal ?? `code ${exited.code}`}); see: gateway logs`);
+    }
+    const rec = readDaemonRecord(dir);
+    if (rec && rec.pid === child.pid && (await healthy(rec.url, 500))) {
+      child.unref();
+      out(`gateway running at ${rec.url} (pid ${rec.pid})`);
+      note(`logs: gateway logs -f   stop: gateway stop`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  child.kill('SIGTERM');
+  throw new CliError(`the daemon did not answer /healthz within ${READY_TIMEOUT_MS / 1000} s and was stopped; see: gateway logs`);
+}

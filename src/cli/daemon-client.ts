@@ -1,0 +1,146 @@
+// How the CLI finds and talks to a running daemon: `daemon.json` + `admin-token` in the state
+// dir, a liveness check of the pid, then `/admin/*` with the admin token over loopback.
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { FILES } from '../daemon/store/paths.js';
+import { readJsonSync } from '../daemon/store/atomic.js';
+
+export interface DaemonInfo {
+  pid: number;
+  host: string;
+  port: number;
+  url: string;
+  startedAt: string;
+}
+
+export interface DaemonStatus {
+  pid: number;
+  url: string;
+  startedAt: string;
+  uptimeMs: number;
+  requestsServed: number;
+  inFlight: number;
+  version: string;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+
+export function isPidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The recorded daemon, whether or not it still runs (`alive` tells). Undefined when none recorded. */
+export function readDaemonRecord(dir: string): (DaemonInfo & { alive: boolean }) | undefined {
+  let raw: Partial<DaemonInfo> | undefined;
+  try {
+    raw = readJsonSync<Partial<DaemonInfo> | undefined>(join(dir, FILES.daemon), undefined);
+  } catch {
+    return undefined; // half-written or corrupt: treat as not running
+  }
+  if (!raw || typeof raw.pid !== 'number' || typeof raw.url !== 'string') return undefined;
+  const info: DaemonInfo = {
+    pid: raw.pid,
+    host: typeof raw.host === 'string' ? raw.host : DEFAULT_HOST,
+    port: typeof raw.port === 'number' ? raw.port : Number(new URL(raw.url).port),
+    url: raw.url.replace(/\/+$/, ''),
+    startedAt: typeof raw.startedAt === 'string' ? raw.startedAt : '',
+  };
+  return { ...info, alive: isPidAlive(info.pid) };
+}
+
+/** The running daemon, or undefined (no record, or its pid is gone). */
+export function findDaemon(dir: string): DaemonInfo | undefined {
+  const rec = readDaemonRecord(dir);
+  if (!rec?.alive) return undefined;
+  const { alive: _alive, ...info } = rec;
+  return info;
+}
+
+/** The port `start`, `env` and `doctor` use when no daemon says otherwise. */
+export function configuredPort(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.GATEWAY_PORT;
+  if (v === undefined || v === '') return DEFAULT_PORT;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`GATEWAY_PORT must be a port number (0-65535), got "${v}"`);
+  return n;
+}
+
+/** The URL clients should use: the running daemon's, else the default address. */
+export function gatewayUrl(dir: string, env: NodeJS.ProcessEnv = process.env): { url: string; running: boolean } {
+  const d = findDaemon(dir);
+  if (d) return { url: clientUrl(d.url), running: true };
+  return { url: `http://${DEFAULT_HOST}:${configuredPort(env) || DEFAULT_PORT}`, running: false };
+}
+
+/** A daemon bound to every interface is reached by clients on loopback. */
+export function clientUrl(url: string): string {
+  return url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+}
+
+export async function healthy(url: string, timeoutMs = 1_000): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function adminToken(dir: string): string {
+  try {
+    return readFileSync(join(dir, FILES.adminToken), 'utf8').trim();
+  } catch {
+    throw new Error(`the daemon's admin token (${join(dir, FILES.adminToken)}) is missing; restart it: gateway stop && gateway start`);
+  }
+}
+
+/** Calls `/admin/<path>` on the running daemon and returns the parsed JSON (or undefined for no body). */
+export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST', path: string, timeoutMs = 3_000): Promise<T> {
+  const d = findDaemon(dir);
+  if (!d) throw new Error('the gateway is not running (start it with: gateway start)');
+  let res: Response;
+  try {
+    res = await fetch(`${d.url}/admin/${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken(dir)}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e as Error).message;
+    throw new Error(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new Error(`the daemon answered /admin/${path} with HTTP ${res.status}`);
+  if (!text) return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`the daemon answered /admin/${path} with something that is not JSON`);
+  }
+}
+
+/** After a store change: tell a running daemon to reload. Returns what happened, never throws. */
+export async function reloadIfRunning(dir: string): Promise<'reloaded' | 'not-running' | { failed: string }> {
+  if (!findDaemon(dir)) return 'not-running';
+  try {
+    await adminRequest(dir, 'POST', 'reload');
+    return 'reloaded';
+  } catch (e) {
+    return { failed: (e as Error).message };
+  }
+}
+
+/** reloadIfRunning, with a note on stderr about what happened. */
+export async function reloadAndReport(dir: string): Promise<void> {
+  const r = await reloadIfRunning(dir);
+  if (r === 'reloaded') process.stderr.write('The running gateway reloaded.\n');
+  else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: gateway stop && gateway start\n`);
+}

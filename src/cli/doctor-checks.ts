@@ -1,0 +1,106 @@
+// The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix.
+// No check prints or returns a secret: provider keys are reported by origin only.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { FILES } from '../daemon/store/paths.js';
+import { ENV_KEY_NAMES } from '../daemon/store/secrets.js';
+import { PROVIDERS } from '../providers/types.js';
+import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
+import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
+
+export interface Check { id: string; ok: boolean; title: string; detail: string; fix?: string }
+
+const MIN_NODE_MAJOR = 22;
+const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config];
+const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
+
+function checkNode(): Check {
+  const major = Number(process.versions.node.split('.')[0]);
+  return major >= MIN_NODE_MAJOR
+    ? { id: 'node', ok: true, title: 'Node.js', detail: process.version }
+    : { id: 'node', ok: false, title: 'Node.js', detail: `${process.version} is too old`, fix: `install Node.js ${MIN_NODE_MAJOR} or newer` };
+}
+
+function checkStateDir(dir: string): Check[] {
+  const checks: Check[] = [];
+  let mode: number;
+  try {
+    mode = statSync(dir).mode & 0o777;
+  } catch {
+    return [{ id: 'state-dir', ok: true, title: 'state directory', detail: `${dir} does not exist yet; it is created (0700) on first use` }];
+  }
+  const isWin = process.platform === 'win32';
+  checks.push(isWin || (mode & 0o077) === 0
+    ? { id: 'state-dir', ok: true, title: 'state directory', detail: `${dir} (mode ${mode.toString(8)})` }
+    : { id: 'state-dir', ok: false, title: 'state directory', detail: `${dir} has mode ${mode.toString(8)}, other users can look inside`, fix: `chmod 700 '${dir}'` });
+  if (isWin) return checks;
+  const loose: string[] = [];
+  for (const f of SECRET_FILES) {
+    try {
+      if ((statSync(join(dir, f)).mode & 0o077) !== 0) loose.push(f);
+    } catch { /* absent is fine */ }
+  }
+  checks.push(loose.length === 0
+    ? { id: 'state-files', ok: true, title: 'state file modes', detail: 'files holding secrets, hashes or tokens are 0600' }
+    : { id: 'state-files', ok: false, title: 'state file modes', detail: `readable by others: ${loose.join(', ')}`, fix: `chmod 600 ${loose.map((f) => `'${join(dir, f)}'`).join(' ')}` });
+  return checks;
+}
+
+async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const { createSecretSource } = await import('../daemon/store/secret-source.js');
+  const source = createSecretSource({ dir, env });
+  const checks: Check[] = [];
+  try {
+    const b = await source.keychain.backend();
+    checks.push(b.survivesReboot
+      ? { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers (service "${source.keychain.service}")` }
+      : { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers, but it does not survive a reboot: keys stored there are lost on restart`, fix: 'run a Secret Service (e.g. gnome-keyring) for keys that persist, or set GATEWAY_<PROVIDER>_API_KEY' });
+  } catch (e) {
+    checks.push({ id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: 'unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or `gateway providers set <p> --insecure-storage`' });
+  }
+  const lookups = await Promise.all(PROVIDERS.map((p) => source.inspect(p)));
+  const anySet = lookups.some((l) => l.secret);
+  for (const l of lookups) {
+    const where = l.secret?.origin === 'environment' ? `environment (${ENV_KEY_NAMES[l.provider]})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;
+    checks.push(l.secret
+      ? { id: `provider-${l.provider}`, ok: true, title: `${l.provider} key`, detail: `set, from the ${where}` }
+      : { id: `provider-${l.provider}`, ok: anySet, title: `${l.provider} key`, detail: anySet ? 'not set (requests to this provider get 503)' : 'not set; no provider has a key', fix: `gateway providers set ${l.provider}` });
+  }
+  return checks;
+}
+
+async function checkDaemon(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
+  const rec = readDaemonRecord(dir);
+  if (rec?.alive) {
+    return (await healthy(rec.url, 3_000))
+      ? { id: 'daemon', ok: true, title: 'daemon', detail: `running at ${rec.url} (pid ${rec.pid}) and answers /healthz` }
+      : { id: 'daemon', ok: false, title: 'daemon', detail: `pid ${rec.pid} is recorded at ${rec.url} but does not answer /healthz`, fix: 'gateway logs; then gateway stop && gateway start' };
+  }
+  let port: number;
+  try { port = configuredPort(env); } catch (e) {
+    return { id: 'daemon', ok: false, title: 'daemon', detail: (e as Error).message, fix: 'set GATEWAY_PORT to a port number or unset it' };
+  }
+  if (port === 0 || (await portIsFree(DEFAULT_HOST, port))) {
+    return { id: 'daemon', ok: true, title: 'daemon', detail: `not running; port ${port} is free (start it: gateway start)` };
+  }
+  const owner = await findPortOwner(port);
+  return { id: 'daemon', ok: false, title: 'daemon', detail: `not running, and port ${port} is held by ${describeOwner(owner)}`, fix: `stop that program, or use another port: gateway start --port ${port + 1} (or GATEWAY_PORT)` };
+}
+
+function redact(value: string): string {
+  return value.replace(/\/\/[^/@\s]*@/, '//***@');
+}
+
+function checkProxyVars(env: NodeJS.ProcessEnv): Check {
+  const set = PROXY_VARS.filter((v) => env[v]);
+  const diverting = set.filter((v) => /proxy$/i.test(v) && !/^no_proxy$/i.test(v));
+  if (diverting.length === 0 && set.length > 0) return { id: 'proxy-env', ok: true, title: 'proxy variables', detail: `only ${set.join(', ')} set; nothing is diverted` };
+  if (set.length === 0) return { id: 'proxy-env', ok: true, title: 'proxy variables', detail: 'none of HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY is set' };
+  const detail = set.map((v) => `${v}=${redact(env[v]!)}`).join(', ');
+  return { id: 'proxy-env', ok: false, title: 'proxy variables', detail: `${detail}: upstream calls may be diverted through a proxy, and clients may send local requests to it`, fix: 'unset them in the shell that runs gateway start unless the proxy is intended; add 127.0.0.1,localhost to NO_PROXY so clients reach the gateway directly' };
+}
+
+export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const [keychain, daemon] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env)]);
+  return [checkNode(), ...checkStateDir(dir), ...keychain, daemon, checkProxyVars(env)];
+}
