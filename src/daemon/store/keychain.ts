@@ -49,6 +49,9 @@ export interface Keychain {
 }
 
 type KeyringModule = typeof import('@napi-rs/keyring');
+// A kernel keyring that refused a write once is not trusted again in this process: where no
+// session keyring is shared (containers), a retry "succeeds" into a keyring no other process sees.
+let keyutilsRefused: string | undefined;
 let keyringModule: Promise<KeyringModule> | undefined;
 
 function loadKeyring(): Promise<KeyringModule> {
@@ -135,10 +138,15 @@ export function openKeychain(opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number
     const problems: string[] = [];
     for (const store of order) {
       const backend = KEYCHAIN_BACKENDS[store === 'secret-service' ? 'secret-service' : 'linux-keyutils'];
+      if (store === 'keyutils' && keyutilsRefused) {
+        problems.push(keyutilsRefused);
+        continue;
+      }
       try {
         await probe(backend, store);
         return { backend, store };
       } catch (err) {
+        if (store === 'keyutils') keyutilsRefused = oneLine(err);
         problems.push(oneLine(err));
         if (err instanceof KeychainError && err.code === 'timeout') throw err;
       }

@@ -1,0 +1,74 @@
+// Where no keychain is usable (here: the Secret Service pinned, on a D-Bus address where nothing
+// listens), storing a key fails with a clear error offering --insecure-storage, and never falls
+// back to plaintext silently; with the flag, the key goes to a 0600 file with a loud warning.
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { makeTempHome, runCli } from '../helpers/cli.js';
+
+const home = makeTempHome();
+afterAll(() => home.cleanup());
+const NO_KEYCHAIN = {
+  GATEWAY_KEYCHAIN_STORE: 'secret-service',
+  DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home.dir, 'no-bus-here')}`,
+  GATEWAY_KEYCHAIN_SERVICE: `model-gateway-test-${randomBytes(3).toString('hex')}`,
+};
+const cli = (args: string[], input?: string) => runCli(args, { home: home.dir, input, env: NO_KEYCHAIN });
+const KEY = `AIza-test-${randomBytes(20).toString('hex')}`;
+
+describe.runIf(process.platform === 'linux')('without a usable keychain', () => {
+  it('providers set fails with one line naming the problem and offering --insecure-storage', async () => {
+    const r = await cli(['providers', 'set', 'gemini', '--stdin'], KEY);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^error: cannot store the key in a keychain: .*Secret Service.*--insecure-storage/);
+    expect(existsSync(join(home.dir, 'insecure-secrets.json'))).toBe(false);
+  });
+
+  it('providers list says no keychain is usable', async () => {
+    const r = await cli(['providers', 'list']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Keychain: none usable \(.*Secret Service/);
+  });
+
+  it('--insecure-storage writes a 0600 file and warns loudly on stderr', async () => {
+    const r = await cli(['providers', 'set', 'gemini', '--stdin', '--insecure-storage'], KEY + '\n');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/WARNING: .*UNENCRYPTED/);
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+    const path = join(home.dir, 'insecure-secrets.json');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ gemini: KEY });
+    const list = JSON.parse((await cli(['providers', 'list', '--json'])).stdout) as { providers: { provider: string; origin: string | null; last4: string | null }[] };
+    expect(list.providers.find((p) => p.provider === 'gemini')).toMatchObject({ origin: 'insecure-file', last4: KEY.slice(-4) });
+  });
+
+  it('env needs a keychain for its client key too, and offers the same way out', async () => {
+    const r = await cli(['env']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: cannot keep a client key in a keychain: .*--insecure-storage\n$/);
+    const ok = await cli(['env', 'gemini', '--insecure-storage']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^export GOOGLE_GEMINI_BASE_URL='http:\/\/127\.0\.0\.1:8080\/gemini'\nexport GEMINI_API_KEY='sk-proxy-[\w-]+'\n$/);
+    const again = await cli(['env', 'gemini']); // now held in the file: no flag needed
+    expect(again.stdout).toBe(ok.stdout);
+  });
+
+  it('providers remove deletes it from the file', async () => {
+    const r = await cli(['providers', 'remove', 'gemini']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('from the insecure file');
+    expect(JSON.parse(readFileSync(join(home.dir, 'insecure-secrets.json'), 'utf8'))).not.toHaveProperty('gemini');
+  });
+
+  it('doctor marks the keychain ✗ with a fix', async () => {
+    const r = await runCli(['doctor', '--json'], { home: home.dir, env: { ...NO_KEYCHAIN, GATEWAY_PORT: '0' } });
+    const kc = (JSON.parse(r.stdout) as { id: string; ok: boolean; fix?: string }[]).find((c) => c.id === 'keychain')!;
+    expect(kc.ok).toBe(false);
+    expect(kc.fix).toContain('--insecure-storage');
+    expect(r.code).toBe(1);
+  });
+});
