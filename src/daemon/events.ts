@@ -26,6 +26,8 @@ export interface RequestStarted {
   path: string; // path without the query string (no credentials ever)
   stream: boolean;
   requestBytes: number;
+  /** The client's request headers with every credential masked (maskHeaders). */
+  headers?: Record<string, string>;
 }
 
 export interface RequestFirstByte { type: 'first_byte'; id: string; time: number; ttfbMs: number }
@@ -84,6 +86,33 @@ export class EventBus {
       try { fn(event); } catch { /* a broken subscriber never breaks a request */ }
     }
   }
+}
+
+/** A header whose name says it may carry a credential (authorization, x-api-key, cookie, …). */
+const CREDENTIAL_HEADER = /key|token|secret|auth|cookie|session|signature|passw/i;
+const MAX_HEADERS = 40;
+const MAX_HEADER_VALUE = 200;
+
+/**
+ * Request headers for the monitor's details view: credentials reduced to their scheme and last four
+ * characters (`Bearer …abcd`), long values cut, at most 40 headers; never a request or response body.
+ */
+export function maskHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined) continue;
+    if (++n > MAX_HEADERS) break;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (CREDENTIAL_HEADER.test(name)) {
+      const scheme = /^(bearer|basic|token)\s+/i.exec(value)?.[0] ?? '';
+      const secret = value.slice(scheme.length).trim();
+      out[name] = `${scheme}${secret.length > 12 ? `…${secret.slice(-4)}` : '…'}`;
+    } else {
+      out[name] = value.length > MAX_HEADER_VALUE ? `${value.slice(0, MAX_HEADER_VALUE)}…` : value;
+    }
+  }
+  return out;
 }
 
 /** Minimum gap between two progress events of one stream, so a fast stream cannot flood subscribers. */

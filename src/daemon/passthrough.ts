@@ -68,7 +68,7 @@ export async function handleNative(
 
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
-    method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0,
+    method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
   const abort = new AbortController();
   const onClose = () => { if (!res.writableFinished) abort.abort(); };

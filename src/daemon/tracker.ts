@@ -2,7 +2,7 @@
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../providers/types.js';
-import { EventBus, PROGRESS_INTERVAL_MS, type RequestMode, type TokenUsage } from './events.js';
+import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestMode, type TokenUsage } from './events.js';
 
 export class Stats {
   requestsServed = 0;
@@ -39,6 +39,8 @@ export interface TrackStart {
   path: string;
   stream: boolean;
   requestBytes: number;
+  /** The client's raw request headers; masked (maskHeaders) only when the bus has subscribers. */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 export class RequestTracker {
@@ -52,7 +54,10 @@ export class RequestTracker {
 
   constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
     stats.begin();
-    if (bus.size > 0) bus.publish({ type: 'started', id: this.id, time: Date.now(), ...info });
+    if (bus.size > 0) {
+      const { headers, ...rest } = info;
+      bus.publish({ type: 'started', id: this.id, time: Date.now(), ...rest, ...(headers ? { headers: maskHeaders(headers) } : {}) });
+    }
   }
 
   get elapsedMs(): number { return performance.now() - this.t0; }

@@ -91,7 +91,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
 
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'unified', provider: route.provider, model: route.model,
-    method: 'POST', path: '/v1/chat/completions', stream, requestBytes: raw.length,
+    method: 'POST', path: '/v1/chat/completions', stream, requestBytes: raw.length, headers: req.headers,
   });
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(); });
