@@ -1,0 +1,138 @@
+// What a request cost: the price table shipped in data/prices.json (dated), overlaid with the
+// user's `usage.prices` from config.json. A model is priced only when the table names it (exactly,
+// or once a trailing release date is removed); anything else is recorded with cost unknown.
+import { readFileSync } from 'node:fs';
+import type { ProviderId } from '../../providers/types.js';
+import type { TokenUsage } from '../events.js';
+
+export interface TierPrice {
+  /** USD per million input tokens that are neither cache reads nor cache writes. */
+  input: number;
+  output: number;
+  cachedInput?: number;
+  cacheWrite?: number;
+}
+
+export interface ModelPrice extends TierPrice {
+  /** Prices that apply when a request's input is larger than `above` tokens. */
+  longContext?: TierPrice & { above: number };
+}
+
+export interface PriceTable {
+  date: string;
+  currency: string;
+  /** `provider/model` → price. */
+  models: Map<string, ModelPrice>;
+  /** How many entries came from config.json. */
+  overrides: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const price = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+function parseTier(v: unknown): TierPrice | undefined {
+  if (!isObj(v) || !price(v.input) || !price(v.output)) return undefined;
+  if (v.cachedInput !== undefined && !price(v.cachedInput)) return undefined;
+  if (v.cacheWrite !== undefined && !price(v.cacheWrite)) return undefined;
+  return {
+    input: v.input, output: v.output,
+    ...(v.cachedInput !== undefined ? { cachedInput: v.cachedInput as number } : {}),
+    ...(v.cacheWrite !== undefined ? { cacheWrite: v.cacheWrite as number } : {}),
+  };
+}
+
+/** One entry, or a message saying what is wrong with it. */
+export function parseModelPrice(v: unknown): ModelPrice | string {
+  const base = parseTier(v);
+  if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite" if given';
+  const lc = (v as Obj).longContext;
+  if (lc === undefined) return base;
+  const tier = parseTier(lc);
+  if (!tier || !isObj(lc) || typeof lc.above !== 'number' || !(lc.above > 0)) return '"longContext" needs "above" (tokens) and numeric "input" and "output"';
+  return { ...base, longContext: { ...tier, above: lc.above } };
+}
+
+const KEY = /^(anthropic|openai|gemini)\/\S+$/;
+
+/** Builds a table from the shipped JSON and the user's overrides; bad entries are reported, not used. */
+export function buildPriceTable(shipped: unknown, overrides: Record<string, unknown> = {}): { table: PriceTable; problems: string[] } {
+  const problems: string[] = [];
+  const file = isObj(shipped) ? shipped : {};
+  const models = new Map<string, ModelPrice>();
+  for (const [k, v] of Object.entries(isObj(file.models) ? file.models : {})) {
+    const p = parseModelPrice(v);
+    if (typeof p === 'string' || !KEY.test(k)) problems.push(`prices.json: ${k}: ${typeof p === 'string' ? p : 'key must be <provider>/<model>'}`);
+    else models.set(k, p);
+  }
+  let applied = 0;
+  for (const [rawKey, v] of Object.entries(overrides)) {
+    const k = rawKey.replace(/^google\//, 'gemini/');
+    const p = parseModelPrice(v);
+    if (!KEY.test(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (anthropic, openai or gemini)`);
+    else if (typeof p === 'string') problems.push(`config usage.prices: ${rawKey}: ${p}`);
+    else { models.set(k, p); applied++; }
+  }
+  return {
+    table: { date: typeof file.date === 'string' ? file.date : 'unknown', currency: typeof file.currency === 'string' ? file.currency : 'USD', models, overrides: applied },
+    problems,
+  };
+}
+
+const SHIPPED_PRICES = new URL('../../../data/prices.json', import.meta.url);
+
+export function readShippedPrices(): unknown {
+  try {
+    return JSON.parse(readFileSync(SHIPPED_PRICES, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** The model id as the table keys it: no provider prefix, no `models/`. */
+export function bareModel(model: string): string {
+  return model.replace(/^(anthropic|openai|gemini|google)\//, '').replace(/^models\//, '');
+}
+
+// Release-date suffixes providers append to a model's id: -20250929, -2024-08-06, @20240620, -latest.
+const DATED = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$/;
+
+export function findPrice(table: PriceTable, provider: ProviderId, model: string | null): { key: string; price: ModelPrice } | undefined {
+  if (!model) return undefined;
+  const bare = bareModel(model);
+  for (const candidate of [bare, bare.replace(DATED, '')]) {
+    const key = `${provider}/${candidate}`;
+    const p = table.models.get(key);
+    if (p) return { key, price: p };
+  }
+  return undefined;
+}
+
+/**
+ * USD for one request. Input counts include cache reads and writes (the gateway normalizes every
+ * provider that way), and output includes reasoning tokens, which providers bill as output.
+ */
+export function costOf(p: ModelPrice, u: TokenUsage): number {
+  const input = u.inputTokens ?? 0;
+  const tier: TierPrice = p.longContext && input > p.longContext.above ? p.longContext : p;
+  const cached = Math.min(u.cachedTokens ?? 0, input);
+  const written = Math.min(u.cacheWriteTokens ?? 0, input - cached);
+  const plain = input - cached - written;
+  const usd = plain * tier.input
+    + cached * (tier.cachedInput ?? tier.input)
+    + written * (tier.cacheWrite ?? tier.input)
+    + (u.outputTokens ?? 0) * tier.output;
+  return usd / 1_000_000;
+}
+
+/**
+ * The cost to record: null when the model is not in the table, or when a successful request
+ * reported no token counts (the provider did not say, so the gateway does not guess).
+ */
+export function requestCost(table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number): number | null {
+  const found = findPrice(table, provider, model);
+  if (!found) return null;
+  const reported = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
+  if (!reported) return status >= 400 ? 0 : null;
+  return costOf(found.price, usage);
+}

@@ -1,0 +1,242 @@
+// Read side of the usage history. Totals, charts and latency come from the hourly rollups (a year
+// is at most 8,760 hours per key/model), the recent-requests table from raw rows. `gateway usage`
+// and the dashboard call these same functions, which is why they always agree.
+import type { Database } from './sqlite.js';
+import { HOUR_MS, floorHour, type UsageRow } from './store.js';
+import { percentiles, type Percentiles } from './latency.js';
+
+export type GroupBy = 'model' | 'key' | 'provider' | 'day';
+export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'day'];
+
+export interface UsageTotals {
+  requests: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** USD of the priced requests; null when none of them could be priced. */
+  cost: number | null;
+  /** Requests whose cost is unknown (model not in the price table, or no token counts). */
+  unpricedRequests: number;
+  avgDurationMs: number | null;
+}
+
+export interface UsageGroup extends UsageTotals {
+  /** Stable identifier: `provider/model`, key id, provider, or local `YYYY-MM-DD`. */
+  group: string;
+  /** What to show: same as group, except the key's name for `by key`. */
+  label: string;
+}
+
+export interface Range { since: number; until: number }
+
+interface RawSums {
+  requests: number; errors: number; input: number; output: number; cached: number; cache_write: number;
+  reasoning: number; cost: number; unpriced: number; duration: number;
+}
+
+const SUMS = `SUM(requests) AS requests, SUM(errors) AS errors, SUM(input_tokens) AS input, SUM(output_tokens) AS output,
+  SUM(cached_tokens) AS cached, SUM(cache_write_tokens) AS cache_write, SUM(reasoning_tokens) AS reasoning,
+  SUM(cost) AS cost, SUM(unpriced) AS unpriced, SUM(duration_ms) AS duration`;
+
+/** Rounds to a hundred-millionth of a dollar so JSON shows 0.0042, not 0.004200000000000001. */
+export const roundUsd = (v: number): number => Math.round(v * 1e8) / 1e8;
+
+function totalsOf(s: RawSums | undefined): UsageTotals {
+  const requests = Number(s?.requests ?? 0);
+  const unpriced = Number(s?.unpriced ?? 0);
+  return {
+    requests,
+    errors: Number(s?.errors ?? 0),
+    inputTokens: Number(s?.input ?? 0),
+    outputTokens: Number(s?.output ?? 0),
+    cachedTokens: Number(s?.cached ?? 0),
+    cacheWriteTokens: Number(s?.cache_write ?? 0),
+    reasoningTokens: Number(s?.reasoning ?? 0),
+    cost: requests > 0 && unpriced === requests ? null : roundUsd(Number(s?.cost ?? 0)),
+    unpricedRequests: unpriced,
+    avgDurationMs: requests > 0 ? Number(s?.duration ?? 0) / requests : null,
+  };
+}
+
+function addSums(into: RawSums, s: RawSums): void {
+  for (const k of Object.keys(into) as (keyof RawSums)[]) into[k] += Number(s[k] ?? 0);
+}
+const zeroSums = (): RawSums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cache_write: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
+
+/** Rollups cover whole hours: a range starts at the top of the hour that contains `since`. */
+export function hourRange(since: number, until: number): { from: number; to: number } {
+  return { from: floorHour(since), to: floorHour(until) + HOUR_MS };
+}
+
+/** `YYYY-MM-DD` of the local day containing `ms` (the daemon's time zone). */
+export function localDay(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+function byCost(a: UsageGroup, b: UsageGroup): number {
+  return (b.cost ?? -1) - (a.cost ?? -1) || b.requests - a.requests || a.label.localeCompare(b.label);
+}
+
+export function usageTotals(db: Database, r: Range): UsageTotals {
+  const { from, to } = hourRange(r.since, r.until);
+  return totalsOf(db.prepare(`SELECT ${SUMS} FROM hourly WHERE hour >= ? AND hour < ?`).get(from, to) as unknown as RawSums);
+}
+
+export function usageGroups(db: Database, r: Range, by: GroupBy): UsageGroup[] {
+  const { from, to } = hourRange(r.since, r.until);
+  switch (by) {
+    case 'model': {
+      const rows = db.prepare(`SELECT provider, model, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY provider, model`).all(from, to) as unknown as Array<RawSums & { provider: string; model: string }>;
+      return rows.map((s) => {
+        const group = `${s.provider}/${s.model || '(unknown)'}`;
+        return { group, label: group, ...totalsOf(s) };
+      }).sort(byCost);
+    }
+    case 'key': {
+      const rows = db.prepare(`SELECT key_id, MAX(key_name) AS key_name, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY key_id`).all(from, to) as unknown as Array<RawSums & { key_id: string; key_name: string }>;
+      return rows.map((s) => ({ group: s.key_id, label: s.key_name, ...totalsOf(s) })).sort(byCost);
+    }
+    case 'provider': {
+      const rows = db.prepare(`SELECT provider, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY provider`).all(from, to) as unknown as Array<RawSums & { provider: string }>;
+      return rows.map((s) => ({ group: s.provider, label: s.provider, ...totalsOf(s) })).sort(byCost);
+    }
+    case 'day': {
+      const rows = db.prepare(`SELECT hour, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY hour ORDER BY hour`).all(from, to) as unknown as Array<RawSums & { hour: number }>;
+      const days = new Map<string, RawSums>();
+      for (const s of rows) {
+        const day = localDay(Number(s.hour));
+        let acc = days.get(day);
+        if (!acc) { acc = zeroSums(); days.set(day, acc); }
+        addSums(acc, s);
+      }
+      return [...days.entries()].map(([day, s]) => ({ group: day, label: day, ...totalsOf(s) }));
+    }
+    default: {
+      const never: never = by;
+      return never;
+    }
+  }
+}
+
+export interface SeriesPoint {
+  /** Start of the bucket, ms since epoch. */
+  t: number;
+  requests: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  cost: number;
+}
+
+/** Continuous buckets (empty ones included) from the hour or local day containing `since` to `until`. */
+export function usageSeries(db: Database, r: Range, bucket: 'hour' | 'day'): SeriesPoint[] {
+  const { from, to } = hourRange(r.since, r.until);
+  const rows = db.prepare(`SELECT hour, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY hour`).all(from, to) as unknown as Array<RawSums & { hour: number }>;
+  const starts: number[] = [];
+  if (bucket === 'hour') {
+    for (let t = from; t < to; t += HOUR_MS) starts.push(t);
+  } else {
+    const d = new Date(from);
+    d.setHours(0, 0, 0, 0);
+    while (d.getTime() < to) { starts.push(d.getTime()); d.setDate(d.getDate() + 1); }
+  }
+  const points = starts.map((t) => ({ t, requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cost: 0 }));
+  let i = 0;
+  for (const s of rows.sort((a, b) => Number(a.hour) - Number(b.hour))) {
+    const h = Number(s.hour);
+    while (i + 1 < starts.length && starts[i + 1]! <= h) i++;
+    const p = points[i];
+    if (!p) continue;
+    p.requests += Number(s.requests); p.errors += Number(s.errors);
+    p.inputTokens += Number(s.input); p.outputTokens += Number(s.output); p.cachedTokens += Number(s.cached);
+    p.cost = roundUsd(p.cost + Number(s.cost));
+  }
+  return points;
+}
+
+export interface ProviderLatency { provider: string; duration: Percentiles; ttfb: Percentiles }
+
+export function latencyByProvider(db: Database, r: Range): ProviderLatency[] {
+  const { from, to } = hourRange(r.since, r.until);
+  const rows = db.prepare('SELECT provider, metric, bucket, SUM(count) AS n FROM latency_hourly WHERE hour >= ? AND hour < ? GROUP BY provider, metric, bucket').all(from, to) as unknown as Array<{ provider: string; metric: string; bucket: number; n: number }>;
+  const hists = new Map<string, { duration: Map<number, number>; ttfb: Map<number, number> }>();
+  for (const row of rows) {
+    let h = hists.get(row.provider);
+    if (!h) { h = { duration: new Map(), ttfb: new Map() }; hists.set(row.provider, h); }
+    (row.metric === 'ttfb' ? h.ttfb : h.duration).set(Number(row.bucket), Number(row.n));
+  }
+  return [...hists.entries()].sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([provider, h]) => ({ provider, duration: percentiles(h.duration), ttfb: percentiles(h.ttfb) }));
+}
+
+export interface RequestFilter {
+  since?: number;
+  keyId?: string;
+  provider?: string;
+  model?: string;
+  status?: 'ok' | 'error';
+  /** Cursor from a previous page (`next`). */
+  before?: string;
+  limit?: number;
+}
+
+export interface StoredRequest extends UsageRow { id: number }
+
+interface DbRequest {
+  id: number; request_id: string; started_at: number; key_id: string; key_name: string; mode: string; provider: string;
+  model: string | null; method: string; path: string; stream: number; status: number; error_code: string | null;
+  error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
+  input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
+  reasoning_tokens: number | null; cost: number | null;
+}
+
+function fromDb(r: DbRequest): StoredRequest {
+  return {
+    id: r.id, requestId: r.request_id, startedAt: r.started_at, keyId: r.key_id, keyName: r.key_name,
+    mode: r.mode as StoredRequest['mode'], provider: r.provider as StoredRequest['provider'], model: r.model,
+    method: r.method, path: r.path, stream: r.stream === 1, status: r.status, errorCode: r.error_code,
+    errorMessage: r.error_message, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms, requestBytes: r.request_bytes,
+    outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
+    cacheWriteTokens: r.cache_write_tokens, reasoningTokens: r.reasoning_tokens, cost: r.cost,
+  };
+}
+
+/** Newest first; `next` is the cursor for the following page, null at the end. */
+export function recentRequests(db: Database, f: RequestFilter): { rows: StoredRequest[]; next: string | null } {
+  const where: string[] = [];
+  const args: Array<string | number> = [];
+  if (f.since !== undefined) { where.push('started_at >= ?'); args.push(f.since); }
+  if (f.keyId) { where.push('key_id = ?'); args.push(f.keyId); }
+  if (f.provider) { where.push('provider = ?'); args.push(f.provider); }
+  if (f.model) { where.push('model = ?'); args.push(f.model); }
+  if (f.status === 'ok') where.push('status < 400');
+  if (f.status === 'error') where.push('status >= 400');
+  const cursor = /^(\d+):(\d+)$/.exec(f.before ?? '');
+  if (cursor) {
+    where.push('(started_at < ? OR (started_at = ? AND id < ?))');
+    args.push(Number(cursor[1]), Number(cursor[1]), Number(cursor[2]));
+  }
+  const limit = Math.min(Math.max(Math.trunc(f.limit ?? 50), 1), 500);
+  const sql = `SELECT * FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, id DESC LIMIT ?`;
+  const rows = (db.prepare(sql).all(...args, limit + 1) as unknown as DbRequest[]).map(fromDb);
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const last = rows[rows.length - 1];
+  return { rows, next: more && last ? `${last.startedAt}:${last.id}` : null };
+}
+
+export interface FilterOptions { keys: Array<{ id: string; name: string }>; providers: string[]; models: string[] }
+
+/** What the filters can offer for a range: the keys, providers and models that appear in it. */
+export function filterOptions(db: Database, r: Range): FilterOptions {
+  const { from, to } = hourRange(r.since, r.until);
+  const keys = db.prepare('SELECT key_id AS id, MAX(key_name) AS name FROM hourly WHERE hour >= ? AND hour < ? GROUP BY key_id ORDER BY name').all(from, to) as unknown as Array<{ id: string; name: string }>;
+  const providers = (db.prepare('SELECT DISTINCT provider FROM hourly WHERE hour >= ? AND hour < ? ORDER BY provider').all(from, to) as unknown as Array<{ provider: string }>).map((x) => x.provider);
+  const models = (db.prepare("SELECT DISTINCT model FROM hourly WHERE hour >= ? AND hour < ? AND model <> '' ORDER BY model").all(from, to) as unknown as Array<{ model: string }>).map((x) => x.model);
+  return { keys: keys.map((k) => ({ id: String(k.id), name: String(k.name) })), providers, models };
+}

@@ -1,0 +1,243 @@
+// Records every finished request: subscribes to the daemon's event bus, pairs each request's
+// `started` event with its `finished`/`failed` one, prices it, and queues the row. The request
+// path pays one Map lookup and an array push; rows reach SQLite in batches every `flushIntervalMs`
+// (500 ms, so a crash loses at most the last half second) and on close (`gateway stop` loses none).
+import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
+import { bareModel, requestCost, type PriceTable } from './prices.js';
+import { USAGE_DEFAULTS } from './settings.js';
+import { floorHour, type UsageRow, type UsageStore } from './store.js';
+
+const DAY_MS = 86_400_000;
+
+export interface LiveRequest {
+  id: string;
+  time: number;
+  keyId: string;
+  keyName: string;
+  mode: RequestStarted['mode'];
+  provider: RequestStarted['provider'];
+  model: string | null;
+  method: string;
+  path: string;
+  stream: boolean;
+  requestBytes: number;
+  ttfbMs: number | null;
+  outputTokens: number | null;
+}
+
+/** What the Live page shows: requests starting and progressing, then their recorded row. */
+export type LiveEvent =
+  | { type: 'started'; request: LiveRequest }
+  | { type: 'first_byte'; id: string; ttfbMs: number }
+  | { type: 'progress'; id: string; outputTokens: number | null }
+  | { type: 'done'; id: string; row: UsageRow };
+
+export interface RecorderStats {
+  recorded: number;
+  flushes: number;
+  buffered: number;
+  failures: number;
+  /** finished/failed events without a `started` one (the recorder was attached mid-request). */
+  orphans: number;
+  dropped: number;
+  lastFlushMs: number;
+  maxFlushMs: number;
+  totalFlushMs: number;
+}
+
+export interface RecorderOptions {
+  store: UsageStore;
+  bus: EventBus;
+  prices: PriceTable;
+  flushIntervalMs?: number;
+  /** A batch this large is written at once (on the next turn of the event loop), not at the tick. */
+  maxBatch?: number;
+  /** Rows kept in memory while the database refuses writes; the oldest are dropped past this. */
+  maxBuffered?: number;
+  retentionDays?: number;
+  rollupRetentionDays?: number;
+  pruneIntervalMs?: number;
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+export class UsageRecorder {
+  readonly store: UsageStore;
+  prices: PriceTable;
+  readonly stats: RecorderStats = { recorded: 0, flushes: 0, buffered: 0, failures: 0, orphans: 0, dropped: 0, lastFlushMs: 0, maxFlushMs: 0, totalFlushMs: 0 };
+  private buffer: UsageRow[] = [];
+  private inflight = new Map<string, LiveRequest>();
+  private lastUsedAt = new Map<string, number>();
+  private listeners = new Set<(ev: LiveEvent) => void>();
+  private unsubscribe: (() => void) | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private flushQueued = false;
+  private lastFailureLog = 0;
+  private readonly opts: Required<Omit<RecorderOptions, 'store' | 'bus' | 'prices'>>;
+
+  constructor(private readonly o: RecorderOptions) {
+    this.store = o.store;
+    this.prices = o.prices;
+    this.opts = {
+      flushIntervalMs: o.flushIntervalMs ?? 500,
+      maxBatch: o.maxBatch ?? 1_000,
+      maxBuffered: o.maxBuffered ?? 200_000,
+      retentionDays: o.retentionDays ?? USAGE_DEFAULTS.retentionDays,
+      rollupRetentionDays: o.rollupRetentionDays ?? USAGE_DEFAULTS.rollupRetentionDays,
+      pruneIntervalMs: o.pruneIntervalMs ?? 3_600_000,
+      log: o.log ?? (() => {}),
+      now: o.now ?? Date.now,
+    };
+  }
+
+  start(): this {
+    this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev));
+    const flush = setInterval(() => this.flush(), this.opts.flushIntervalMs);
+    const prune = setInterval(() => this.prune(), this.opts.pruneIntervalMs);
+    const firstPrune = setTimeout(() => this.prune(), 5_000);
+    for (const t of [flush, prune, firstPrune]) { t.unref(); this.timers.push(t); }
+    return this;
+  }
+
+  private emit(ev: LiveEvent): void {
+    for (const fn of this.listeners) {
+      try { fn(ev); } catch { /* a broken listener never breaks recording */ }
+    }
+  }
+
+  private onEvent(ev: GatewayEvent): void {
+    switch (ev.type) {
+      case 'started': {
+        const live: LiveRequest = {
+          id: ev.id, time: ev.time, keyId: ev.keyId, keyName: ev.keyName, mode: ev.mode, provider: ev.provider,
+          model: ev.model, method: ev.method, path: ev.path, stream: ev.stream, requestBytes: ev.requestBytes,
+          ttfbMs: null, outputTokens: null,
+        };
+        this.inflight.set(ev.id, live);
+        this.lastUsedAt.set(ev.keyId, ev.time);
+        if (this.listeners.size > 0) this.emit({ type: 'started', request: live });
+        return;
+      }
+      case 'first_byte': {
+        const live = this.inflight.get(ev.id);
+        if (live) live.ttfbMs = ev.ttfbMs;
+        if (this.listeners.size > 0) this.emit({ type: 'first_byte', id: ev.id, ttfbMs: ev.ttfbMs });
+        return;
+      }
+      case 'progress': {
+        const live = this.inflight.get(ev.id);
+        if (live && ev.outputTokens !== undefined) live.outputTokens = ev.outputTokens;
+        if (this.listeners.size > 0) this.emit({ type: 'progress', id: ev.id, outputTokens: ev.outputTokens ?? null });
+        return;
+      }
+      case 'finished':
+      case 'failed': {
+        const started = this.inflight.get(ev.id);
+        if (!started) { this.stats.orphans++; return; }
+        this.inflight.delete(ev.id);
+        const model = ev.type === 'finished' ? (ev.model ?? started.model) : started.model;
+        const bare = model ? bareModel(model) : null;
+        const row: UsageRow = {
+          requestId: ev.id, startedAt: started.time, keyId: started.keyId, keyName: started.keyName, mode: started.mode,
+          provider: started.provider, model: bare, method: started.method, path: started.path, stream: started.stream,
+          status: ev.status, errorCode: ev.type === 'failed' ? ev.code : null,
+          errorMessage: ev.type === 'failed' ? ev.message.slice(0, 300) : null,
+          durationMs: ev.durationMs, ttfbMs: ev.ttfbMs, requestBytes: started.requestBytes, outputBytes: ev.type === 'finished' ? ev.outputBytes : 0,
+          inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
+          cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
+          reasoningTokens: ev.usage.reasoningTokens ?? null,
+          cost: requestCost(this.prices, started.provider, bare, ev.usage, ev.status),
+        };
+        this.buffer.push(row);
+        this.stats.buffered = this.buffer.length;
+        if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
+        if (this.buffer.length >= this.opts.maxBatch && !this.flushQueued) {
+          this.flushQueued = true;
+          setImmediate(() => { this.flushQueued = false; this.flush(); });
+        }
+        return;
+      }
+      default: {
+        const never: never = ev;
+        return never;
+      }
+    }
+  }
+
+  /** Writes everything queued; returns how many rows were written. Never throws. */
+  flush(): number {
+    if (this.buffer.length === 0) return 0;
+    const rows = this.buffer;
+    this.buffer = [];
+    const t0 = performance.now();
+    try {
+      for (let i = 0; i < rows.length; i += 5_000) this.store.insert(rows.slice(i, i + 5_000));
+    } catch (e) {
+      // Keep the rows for the next tick (a CLI migration may hold the lock briefly), within bounds.
+      this.buffer = rows.concat(this.buffer);
+      const over = this.buffer.length - this.opts.maxBuffered;
+      if (over > 0) { this.buffer.splice(0, over); this.stats.dropped += over; }
+      this.stats.failures++;
+      this.stats.buffered = this.buffer.length;
+      const now = this.opts.now();
+      if (now - this.lastFailureLog > 60_000) {
+        this.lastFailureLog = now;
+        this.opts.log(`usage: could not write ${rows.length} rows to ${this.store.path} (${(e as Error).message}); will retry`);
+      }
+      return 0;
+    }
+    const ms = performance.now() - t0;
+    this.stats.flushes++;
+    this.stats.recorded += rows.length;
+    this.stats.lastFlushMs = ms;
+    this.stats.totalFlushMs += ms;
+    this.stats.maxFlushMs = Math.max(this.stats.maxFlushMs, ms);
+    this.stats.buffered = this.buffer.length;
+    return rows.length;
+  }
+
+  /** Applies retention now; also forgets in-flight entries that never finished (older than a day). */
+  prune(): void {
+    const now = this.opts.now();
+    for (const [id, r] of this.inflight) if (now - r.time > DAY_MS) this.inflight.delete(id);
+    try {
+      const res = this.store.prune(now - this.opts.retentionDays * DAY_MS, floorHour(now - this.opts.rollupRetentionDays * DAY_MS));
+      if (res.requests > 0) this.opts.log(`usage: pruned ${res.requests} request rows older than ${this.opts.retentionDays} days`);
+    } catch (e) {
+      this.opts.log(`usage: pruning failed: ${(e as Error).message}`);
+    }
+  }
+
+  get retention(): { retentionDays: number; rollupRetentionDays: number } {
+    return { retentionDays: this.opts.retentionDays, rollupRetentionDays: this.opts.rollupRetentionDays };
+  }
+
+  setRetention(retentionDays: number, rollupRetentionDays: number): void {
+    this.opts.retentionDays = retentionDays;
+    this.opts.rollupRetentionDays = rollupRetentionDays;
+  }
+
+  /** Requests in flight now, oldest first. */
+  inFlight(): LiveRequest[] {
+    return [...this.inflight.values()];
+  }
+
+  lastUsed(keyId: string): number | undefined {
+    return this.lastUsedAt.get(keyId);
+  }
+
+  onLive(fn: (ev: LiveEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => { this.listeners.delete(fn); };
+  }
+
+  /** Stops listening, writes what is queued, closes the database. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.flush();
+    this.store.close();
+  }
+}

@@ -1,0 +1,108 @@
+// The usage database's schema, versioned with `PRAGMA user_version`. Each migration runs in its
+// own transaction together with the version bump, so a crash mid-migration leaves the previous
+// version intact. A database written by a newer gateway is refused rather than guessed at.
+import type { Database } from './sqlite.js';
+
+export interface Migration {
+  version: number;
+  description: string;
+  up(db: Database): void;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'requests, hourly rollups, latency histograms',
+    up(db) {
+      db.exec(`
+        CREATE TABLE requests (
+          id INTEGER PRIMARY KEY,
+          request_id TEXT NOT NULL,
+          started_at INTEGER NOT NULL,
+          key_id TEXT NOT NULL,
+          key_name TEXT NOT NULL,
+          mode TEXT NOT NULL,
+          provider TEXT NOT NULL,
+          model TEXT,
+          method TEXT NOT NULL,
+          path TEXT NOT NULL,
+          stream INTEGER NOT NULL,
+          status INTEGER NOT NULL,
+          error_code TEXT,
+          error_message TEXT,
+          duration_ms REAL NOT NULL,
+          ttfb_ms REAL,
+          request_bytes INTEGER NOT NULL,
+          output_bytes INTEGER NOT NULL,
+          input_tokens INTEGER,
+          output_tokens INTEGER,
+          cached_tokens INTEGER,
+          cache_write_tokens INTEGER,
+          reasoning_tokens INTEGER,
+          cost REAL
+        );
+        CREATE INDEX requests_started ON requests (started_at);
+        CREATE INDEX requests_key ON requests (key_id, started_at);
+
+        CREATE TABLE hourly (
+          hour INTEGER NOT NULL,
+          key_id TEXT NOT NULL,
+          provider TEXT NOT NULL,
+          model TEXT NOT NULL,
+          key_name TEXT NOT NULL,
+          requests INTEGER NOT NULL,
+          errors INTEGER NOT NULL,
+          input_tokens INTEGER NOT NULL,
+          output_tokens INTEGER NOT NULL,
+          cached_tokens INTEGER NOT NULL,
+          cache_write_tokens INTEGER NOT NULL,
+          reasoning_tokens INTEGER NOT NULL,
+          cost REAL NOT NULL,
+          unpriced INTEGER NOT NULL,
+          duration_ms REAL NOT NULL,
+          PRIMARY KEY (hour, key_id, provider, model)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE latency_hourly (
+          hour INTEGER NOT NULL,
+          provider TEXT NOT NULL,
+          metric TEXT NOT NULL,
+          bucket INTEGER NOT NULL,
+          count INTEGER NOT NULL,
+          PRIMARY KEY (hour, provider, metric, bucket)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+export function schemaVersion(db: Database): number {
+  const row = db.prepare('PRAGMA user_version').get() as { user_version: number } | undefined;
+  return row?.user_version ?? 0;
+}
+
+/** Brings the database to the newest version in `migrations`; returns the versions applied. */
+export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  const target = migrations[migrations.length - 1]?.version ?? 0;
+  const current = schemaVersion(db);
+  if (current > target) {
+    throw new Error(`the usage database has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`);
+  }
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      m.up(db);
+      db.exec(`PRAGMA user_version = ${Math.trunc(m.version)}`);
+      db.exec('COMMIT');
+    } catch (e) {
+      db.exec('ROLLBACK');
+      throw new Error(`usage database migration to version ${m.version} (${m.description}) failed: ${(e as Error).message}`);
+    }
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,248 @@
+// The usage store on real SQLite files: migrations, rollups agreeing with raw rows, batching and
+// flush-on-close in the recorder, retention, and a corrupt file moved aside.
+import { mkdtempSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventBus, type GatewayEvent } from '../../src/daemon/events.js';
+import { buildPriceTable, readShippedPrices } from '../../src/daemon/usage/prices.js';
+import { filterOptions, latencyByProvider, localDay, recentRequests, usageGroups, usageSeries, usageTotals } from '../../src/daemon/usage/queries.js';
+import { UsageRecorder } from '../../src/daemon/usage/recorder.js';
+import { migrate, MIGRATIONS, SCHEMA_VERSION, schemaVersion, type Migration } from '../../src/daemon/usage/schema.js';
+import { loadSqlite } from '../../src/daemon/usage/sqlite.js';
+import { HOUR_MS, UsageStore, type UsageRow } from '../../src/daemon/usage/store.js';
+
+let dir: string;
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'gateway-usage-')); });
+afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+
+const DAY = 86_400_000;
+const prices = buildPriceTable(readShippedPrices()).table;
+
+function row(over: Partial<UsageRow> = {}): UsageRow {
+  return {
+    requestId: `req_${Math.random().toString(36).slice(2)}`, startedAt: Date.now(), keyId: 'k1', keyName: 'app', mode: 'native',
+    provider: 'openai', model: 'gpt-4o', method: 'POST', path: '/v1/chat/completions', stream: false, status: 200,
+    errorCode: null, errorMessage: null, durationMs: 120, ttfbMs: 80, requestBytes: 100, outputBytes: 300,
+    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001, ...over,
+  };
+}
+
+/** One request's worth of bus events. */
+function request(bus: EventBus, id: string, over: { model?: string; status?: number; keyId?: string; time?: number } = {}): void {
+  const time = over.time ?? Date.now();
+  const started: GatewayEvent = { type: 'started', id, time, keyId: over.keyId ?? 'k1', keyName: 'app', mode: 'native', provider: 'openai', model: over.model ?? 'gpt-4o', method: 'POST', path: '/v1/chat/completions', stream: false, requestBytes: 42 };
+  bus.publish(started);
+  bus.publish({ type: 'finished', id, time: time + 5, status: over.status ?? 200, durationMs: 5, ttfbMs: 3, outputBytes: 10, usage: { inputTokens: 100, outputTokens: 20 }, model: null });
+}
+
+describe('schema and migrations', () => {
+  it('creates a fresh database at the newest version, with private file mode', async () => {
+    const path = join(dir, 'usage.db');
+    const store = await UsageStore.open(path);
+    expect(schemaVersion(store.db)).toBe(SCHEMA_VERSION);
+    const tables = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
+    expect(tables).toEqual(expect.arrayContaining(['hourly', 'latency_hourly', 'requests']));
+    expect((store.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode).toBe('wal');
+    store.close();
+    if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+    const again = await UsageStore.open(path); // idempotent
+    expect(schemaVersion(again.db)).toBe(SCHEMA_VERSION);
+    again.close();
+  });
+
+  it('applies only newer migrations, keeps data, and rolls a failed one back', async () => {
+    const { DatabaseSync } = await loadSqlite();
+    const db = new DatabaseSync(join(dir, 'm.db'));
+    expect(migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
+    db.prepare("INSERT INTO hourly VALUES (0, 'k', 'openai', 'm', 'n', 1, 0, 1, 1, 0, 0, 0, 0.5, 0, 3)").run();
+    const v2: Migration = { version: SCHEMA_VERSION + 1, description: 'add a note column', up: (d) => d.exec('ALTER TABLE hourly ADD COLUMN note TEXT') };
+    expect(migrate(db, [...MIGRATIONS, v2])).toEqual([SCHEMA_VERSION + 1]);
+    expect(db.prepare('SELECT requests, note FROM hourly').get()).toEqual({ requests: 1, note: null });
+    const broken: Migration = { version: SCHEMA_VERSION + 2, description: 'broken', up: (d) => { d.exec('CREATE TABLE half (x)'); d.exec('THIS IS NOT SQL'); } };
+    expect(() => migrate(db, [...MIGRATIONS, v2, broken])).toThrow(/migration to version .* failed/);
+    expect(schemaVersion(db)).toBe(SCHEMA_VERSION + 1);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'half'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it('refuses a database written by a newer gateway', async () => {
+    const { DatabaseSync } = await loadSqlite();
+    const path = join(dir, 'future.db');
+    const db = new DatabaseSync(path);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 5}`);
+    db.close();
+    await expect(UsageStore.open(path)).rejects.toThrow(/newer than this gateway understands/);
+  });
+
+  it('moves a corrupt file aside and starts a fresh history', async () => {
+    const path = join(dir, 'usage.db');
+    writeFileSync(path, Buffer.alloc(8192, 0x5a));
+    const lines: string[] = [];
+    const store = await UsageStore.open(path, { log: (l) => lines.push(l) });
+    expect(store.count()).toBe(0);
+    store.close();
+    expect(readdirSync(dir).some((f) => f.startsWith('usage.db.corrupt-'))).toBe(true);
+    expect(lines.join('\n')).toMatch(/moved it to/);
+  });
+});
+
+describe('rollups agree with the raw rows', () => {
+  it('totals, groups, series, filters and latency', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const now = Date.now();
+    const rows: UsageRow[] = [];
+    for (let i = 0; i < 300; i++) {
+      rows.push(row({
+        startedAt: now - (i % 50) * HOUR_MS - 1000,
+        keyId: i % 3 === 0 ? 'k2' : 'k1', keyName: i % 3 === 0 ? 'batch' : 'app',
+        provider: i % 2 === 0 ? 'anthropic' : 'openai', model: i % 2 === 0 ? 'claude-sonnet-4-5' : 'gpt-4o',
+        status: i % 10 === 0 ? 502 : 200, durationMs: 100 + (i % 7) * 50, inputTokens: i, outputTokens: 2 * i,
+        cachedTokens: i % 4, reasoningTokens: i % 5, cost: i % 6 === 0 ? null : i / 1000,
+      }));
+    }
+    store.insert(rows.slice(0, 137));
+    store.insert(rows.slice(137)); // rollups of the same hour accumulate across batches
+    const raw = store.db.prepare(`SELECT COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(input_tokens) AS input, SUM(output_tokens) AS output,
+      SUM(cached_tokens) AS cached, SUM(reasoning_tokens) AS reasoning, SUM(cost) AS cost, SUM(cost IS NULL) AS unpriced FROM requests`).get() as Record<string, number>;
+    const r = { since: now - 3 * DAY, until: now };
+    const t = usageTotals(store.db, r);
+    expect(t).toMatchObject({ requests: raw.requests, errors: raw.errors, inputTokens: raw.input, outputTokens: raw.output, cachedTokens: raw.cached, reasoningTokens: raw.reasoning, unpricedRequests: raw.unpriced });
+    expect(t.cost).toBeCloseTo(raw.cost!, 9);
+
+    for (const by of ['model', 'key', 'provider', 'day'] as const) {
+      const groups = usageGroups(store.db, r, by);
+      expect(groups.reduce((s, g) => s + g.requests, 0)).toBe(300);
+      expect(groups.reduce((s, g) => s + (g.cost ?? 0), 0)).toBeCloseTo(raw.cost!, 9);
+    }
+    const byKey = usageGroups(store.db, r, 'key');
+    expect(byKey.map((g) => g.label).sort()).toEqual(['app', 'batch']);
+    expect(byKey.find((g) => g.group === 'k2')!.requests).toBe(100);
+    const days = usageGroups(store.db, r, 'day');
+    const rawDays = new Map<string, number>();
+    for (const x of rows) rawDays.set(localDay(x.startedAt), (rawDays.get(localDay(x.startedAt)) ?? 0) + 1);
+    expect(Object.fromEntries(days.map((d) => [d.group, d.requests]))).toEqual(Object.fromEntries(rawDays));
+
+    const hourly = usageSeries(store.db, r, 'hour');
+    expect(hourly.length).toBe(73); // 72 whole hours back plus the current one
+    expect(hourly.reduce((s, p) => s + p.requests, 0)).toBe(300);
+    expect(hourly.every((p, i) => i === 0 || p.t - hourly[i - 1]!.t === HOUR_MS)).toBe(true);
+    const daily = usageSeries(store.db, r, 'day');
+    expect(daily.reduce((s, p) => s + p.requests, 0)).toBe(300);
+
+    const lat = latencyByProvider(store.db, r);
+    expect(lat.map((l) => l.provider)).toEqual(['anthropic', 'openai']);
+    const okDurations = rows.filter((x) => x.provider === 'openai' && x.status < 400).map((x) => x.durationMs).sort((a, b) => a - b);
+    const p50 = okDurations[Math.ceil(0.5 * okDurations.length) - 1]!;
+    const got = lat.find((l) => l.provider === 'openai')!;
+    expect(got.duration.count).toBe(okDurations.length);
+    expect(Math.abs(got.duration.p50! - p50) / p50).toBeLessThan(0.06);
+
+    const opts = filterOptions(store.db, r);
+    expect(opts.models.sort()).toEqual(['claude-sonnet-4-5', 'gpt-4o']);
+    const page1 = recentRequests(store.db, { limit: 40, status: 'error' });
+    expect(page1.rows).toHaveLength(30);
+    expect(page1.rows.every((x) => x.status >= 400)).toBe(true);
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const p = recentRequests(store.db, { limit: 64, before: cursor, keyId: 'k1' });
+      all.push(...p.rows.map((x) => x.requestId));
+      cursor = p.next ?? undefined;
+    } while (cursor);
+    expect(new Set(all).size).toBe(200);
+    store.close();
+  });
+});
+
+describe('the recorder', () => {
+  it('never writes in the publish path, batches, and flushes on its timer', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60, maxBatch: 10_000 }).start();
+    for (let i = 0; i < 500; i++) request(bus, `r${i}`);
+    expect(store.count()).toBe(0); // queued, not written
+    expect(rec.stats.buffered).toBe(500);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(store.count()).toBe(500);
+    expect(rec.stats.flushes).toBe(1); // one transaction for the whole batch
+    rec.close();
+  });
+
+  it('writes a full batch on the next turn without waiting for the timer', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, maxBatch: 100 }).start();
+    for (let i = 0; i < 250; i++) request(bus, `r${i}`);
+    await new Promise((r) => setImmediate(r));
+    expect(store.count()).toBe(250);
+    rec.close();
+  });
+
+  it('loses nothing on close (gateway stop), and prices each row', async () => {
+    const path = join(dir, 'usage.db');
+    const store = await UsageStore.open(path);
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000 }).start();
+    for (let i = 0; i < 1234; i++) request(bus, `r${i}`, { model: i % 2 ? 'gpt-4o' : 'no-such-model', status: i % 100 === 0 ? 500 : 200 });
+    rec.close();
+    const again = await UsageStore.open(path);
+    expect(again.count()).toBe(1234);
+    const t = usageTotals(again.db, { since: Date.now() - DAY, until: Date.now() });
+    expect(t.requests).toBe(1234);
+    expect(t.errors).toBe(13);
+    expect(t.unpricedRequests).toBe(617); // every request of the model the price table does not know
+    expect(t.cost).toBeCloseTo(617 * (100 * 2.5 + 20 * 10) / 1e6, 9); // gpt-4o: $2.50 in, $10 out per million
+    again.close();
+  });
+
+  it('keeps rows when the database refuses a write, and retries', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const lines: string[] = [];
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, log: (l) => lines.push(l) }).start();
+    request(bus, 'a');
+    store.db.exec('BEGIN IMMEDIATE'); // a transaction is open: the recorder's BEGIN fails
+    expect(rec.flush()).toBe(0);
+    expect(rec.stats.failures).toBe(1);
+    expect(lines[0]).toMatch(/will retry/);
+    store.db.exec('ROLLBACK');
+    request(bus, 'b');
+    expect(rec.flush()).toBe(2);
+    rec.close();
+  });
+});
+
+describe('retention', () => {
+  it('prunes raw rows after retentionDays and rollups after rollupRetentionDays', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const now = Date.now();
+    store.insert([
+      row({ startedAt: now - 500 * DAY }),
+      row({ startedAt: now - 45 * DAY }),
+      row({ startedAt: now - 10 * DAY }),
+      row({ startedAt: now - 1000 }),
+    ]);
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, retentionDays: 30, rollupRetentionDays: 400, now: () => now });
+    rec.prune();
+    expect(store.count()).toBe(2);
+    // The 45-day-old request is gone from the raw table but still counted by the rollups.
+    expect(usageTotals(store.db, { since: now - 60 * DAY, until: now }).requests).toBe(3);
+    expect(usageTotals(store.db, { since: now - 600 * DAY, until: now }).requests).toBe(3);
+    expect(recentRequests(store.db, { since: now - 60 * DAY }).rows).toHaveLength(2);
+    rec.close();
+  });
+
+  it('prunes a large backlog in chunks', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const now = Date.now();
+    const old = Array.from({ length: 12_000 }, (_, i) => row({ startedAt: now - 40 * DAY - i }));
+    store.insert(old);
+    store.insert([row({ startedAt: now })]);
+    const res = store.prune(now - 30 * DAY, now - 400 * DAY, 5_000);
+    expect(res.requests).toBe(12_000);
+    expect(store.count()).toBe(1);
+    store.close();
+  });
+});
