@@ -1,0 +1,128 @@
+// Runs `gateway chat`: finds the daemon, gets the chat's own client key (created on first use and
+// kept like `gateway env`'s), picks the model, then either answers once (a message argument or
+// piped stdin, for scripts) or opens the interactive Ink chat.
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { readConfig } from '../../../daemon/store/config.js';
+import { resolveModel } from '../../../providers/models.js';
+import { PROVIDERS, type ProviderId } from '../../../providers/types.js';
+import { ensureClientKey } from '../../client-env.js';
+import { CliError, note } from '../../common.js';
+import { clientUrl, findDaemon } from '../../daemon-client.js';
+import { themeFor } from '../common/theme.js';
+import { ChatRequestError, createChatClient, type ChatClient, type ChatMessage } from './client.js';
+
+export const CHAT_KEY_NAME = 'chat';
+
+/** The model a new chat uses with a provider when nothing else says: each SDK's own example model. */
+export const WELL_KNOWN_MODELS: Record<ProviderId, string> = {
+  anthropic: 'anthropic/claude-opus-5',
+  openai: 'openai/gpt-5.4',
+  gemini: 'gemini/gemini-3.5-flash',
+};
+
+export interface ChatOptions {
+  dir: string;
+  message?: string;
+  model?: string;
+  system?: string;
+  insecureStorage?: boolean;
+}
+
+async function readStdin(): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of process.stdin as AsyncIterable<Buffer>) parts.push(c);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** --model, else the last model chat used, else the first configured provider's well-known model. */
+async function pickModel(dir: string, client: ChatClient, explicit: string | undefined): Promise<string> {
+  if (explicit) return explicit;
+  const last = readConfig(dir).lastChatModel;
+  if (last) return last;
+  const { createSecretSource } = await import('../../../daemon/store/secret-source.js');
+  const secrets = createSecretSource({ dir, env: process.env });
+  for (const p of PROVIDERS) if (await secrets.get(p).catch(() => undefined)) return WELL_KNOWN_MODELS[p];
+  // The daemon may hold keys this shell cannot see (its own environment): ask what it offers.
+  const ids = await client.models().catch(() => [] as string[]);
+  const first = PROVIDERS.find((p) => ids.some((id) => id.startsWith(`${p}/`)));
+  if (first) return WELL_KNOWN_MODELS[first];
+  throw new CliError('no provider key is configured, so chat has no model to use; add one (gateway providers set anthropic) or pass --model');
+}
+
+/** Refuses, before sending anything, a model name the gateway could not route (aliases read fresh). */
+function checkModel(dir: string): (name: string) => string | undefined {
+  return (name) => {
+    try {
+      resolveModel(name, readConfig(dir).aliases);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+}
+
+async function rememberModel(dir: string, model: string): Promise<void> {
+  const { setLastChatModel } = await import('../../../daemon/store/config.js');
+  await setLastChatModel(dir, model).catch(() => { /* a read-only config only loses the default */ });
+}
+
+export async function runChat(opts: ChatOptions): Promise<void> {
+  const daemon = findDaemon(opts.dir);
+  if (!daemon) throw new CliError('the gateway is not running (start it with: gateway start)');
+  const piped = !process.stdin.isTTY;
+  if (opts.message === undefined && !piped && !process.stdout.isTTY) {
+    throw new CliError('interactive chat needs a terminal; pass a message (gateway chat "…") or pipe one in');
+  }
+  const { key } = await ensureClientKey({ dir: opts.dir, env: process.env, name: CHAT_KEY_NAME, insecureStorage: opts.insecureStorage });
+  const client = createChatClient(clientUrl(daemon.url), key);
+  const model = await pickModel(opts.dir, client, opts.model);
+  if (opts.model) {
+    const why = checkModel(opts.dir)(opts.model);
+    if (why) throw new CliError(why);
+  }
+
+  if (opts.message !== undefined || piped) {
+    const input = piped ? await readStdin() : '';
+    const text = [opts.message, input.trim()].filter((t) => t !== undefined && t !== '').join('\n\n');
+    if (!text) throw new CliError('nothing to send: the message and stdin are empty');
+    return answerOnce(client, model, opts.system, text, opts.dir);
+  }
+
+  const [{ render }, { createElement }, { ChatApp }] = await Promise.all([import('ink'), import('react'), import('./app.js')]);
+  const app = render(
+    createElement(ChatApp, {
+      client, model, system: opts.system ?? null, theme: themeFor(process.env),
+      banner: `gateway chat · ${clientUrl(daemon.url)} · /help for commands · ctrl-d to leave`,
+      checkModel: checkModel(opts.dir),
+      onModelUsed: (m: string) => { void rememberModel(opts.dir, m); },
+      saveFile: async (path: string, content: string) => {
+        const full = resolve(path.replace(/^~(?=$|\/)/, process.env.HOME ?? '~'));
+        await writeFile(full, content, 'utf8');
+        return full;
+      },
+    }),
+    { exitOnCtrlC: false, maxFps: 30, kittyKeyboard: { mode: 'auto' } },
+  );
+  await app.waitUntilExit();
+}
+
+/** One question, the answer streamed to stdout as it arrives; Ctrl-C stops it (exit 130). */
+async function answerOnce(client: ChatClient, model: string, system: string | undefined, text: string, dir: string): Promise<void> {
+  const messages: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content: text }];
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  let last = '';
+  try {
+    await client.stream(model, messages, (t) => { process.stdout.write(t); last = t; }, ac.signal);
+    if (!last.endsWith('\n')) process.stdout.write('\n');
+    await rememberModel(dir, model);
+  } catch (e) {
+    if (last && !last.endsWith('\n')) process.stdout.write('\n');
+    if (ac.signal.aborted) { note('stopped'); process.exitCode = 130; return; }
+    throw new CliError(e instanceof ChatRequestError ? e.message : `chat failed: ${(e as Error).message}`);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
