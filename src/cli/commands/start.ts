@@ -10,7 +10,7 @@ import { CliError, cliStateDir, note, out, parsePort, parsePositiveSeconds } fro
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from '../daemon-client.js';
 import { describeOwner, findPortOwner } from '../port-owner.js';
 
-interface StartOpts { port?: number; host: string; foreground?: boolean; upstreamTimeout?: number }
+interface StartOpts { port?: number; host: string; foreground?: boolean; upstreamTimeout?: number; monitor?: boolean }
 
 const READY_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
@@ -21,6 +21,7 @@ export function registerStart(program: Command): void {
     .option('-p, --port <port>', 'port to listen on (default: $GATEWAY_PORT, else 8080; 0 picks a free one)', parsePort)
     .option('--host <host>', 'address to listen on', DEFAULT_HOST)
     .option('--foreground', 'run attached to this terminal, logging to stdout; Ctrl-C drains and stops it')
+    .option('--no-monitor', 'with --foreground on a terminal: print log lines instead of showing the live monitor')
     .option('--upstream-timeout <seconds>', 'how long to wait for a provider\'s response headers (default: $GATEWAY_UPSTREAM_TIMEOUT, else config upstreamTimeoutSeconds, else 600)', parsePositiveSeconds)
     .addHelpText('after', '\nIn the background, the daemon\'s output goes to daemon.log in the state directory (gateway logs).')
     .action((opts: StartOpts) => start(opts));
@@ -59,17 +60,28 @@ async function start(opts: StartOpts): Promise<void> {
   if (!['127.0.0.1', 'localhost', '::1'].includes(opts.host)) {
     note(`WARNING: listening on ${opts.host} makes the gateway reachable from other machines; anyone with a proxy key can spend your provider credits`);
   }
-  if (opts.foreground) return runForeground(dir, opts.host, port, timeout);
+  if (opts.foreground) return runForeground(dir, opts.host, port, timeout, opts.monitor !== false && Boolean(process.stdout.isTTY));
   return runBackground(dir, opts.host, port, timeout);
 }
 
-async function runForeground(dir: string, host: string, port: number, timeout: number | undefined): Promise<void> {
+async function runForeground(dir: string, host: string, port: number, timeout: number | undefined, monitor = false): Promise<void> {
   const { runDaemon } = await import('../../daemon/main.js');
+  // On a terminal the live monitor takes the screen, so log lines go to daemon.log instead.
+  const ui = monitor ? await import('../ui/monitor/run.js') : undefined;
+  const logFile = ui?.daemonLogFile(dir);
+  let daemon;
   try {
-    await runDaemon({ host, port, stateDir: dir, ...(timeout !== undefined ? { upstreamTimeoutSeconds: timeout } : {}) });
+    daemon = await runDaemon({ host, port, stateDir: dir, ...(timeout !== undefined ? { upstreamTimeoutSeconds: timeout } : {}), ...(logFile ? { log: logFile.log } : {}) });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw await portTaken(host, port);
     throw e;
+  }
+  if (ui && logFile) {
+    note(`gateway running at ${daemon.url} (pid ${process.pid}); log: ${logFile.path}; q or Ctrl-C stops it`);
+    await ui.runMonitor({ dir });
+    note('stopping: draining in-flight requests (up to 10 s)');
+    await daemon.close();
+    return;
   }
   // The daemon owns the process from here: it exits itself on SIGTERM/SIGINT or /admin/shutdown.
   await new Promise<never>(() => {});
