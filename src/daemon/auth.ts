@@ -56,11 +56,15 @@ export class KeyIndex {
   private byHash = new Map<string, KeyRecord>();
   private watcher: FSWatcher | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
+  private reloads = 0;
   readonly path: string;
 
   constructor(readonly dir: string) { this.path = join(dir, FILES.keys); }
 
   async reload(): Promise<void> {
+    // Only the newest reload may publish: an older one (say, the watcher's) can finish later
+    // with the file as it was before a revocation.
+    const generation = ++this.reloads;
     let keys: KeyRecord[] = [];
     try {
       const parsed = JSON.parse(await readFile(this.path, 'utf8')) as { keys?: KeyRecord[] };
@@ -73,7 +77,7 @@ export class KeyIndex {
     }
     const next = new Map<string, KeyRecord>();
     for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, k);
-    this.byHash = next;
+    if (generation === this.reloads) this.byHash = next;
   }
 
   /** Watches the state directory so a `keys revoke` made while we run applies at once. */
