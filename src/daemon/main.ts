@@ -10,6 +10,8 @@ import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
 import { originsFromEnv } from './upstream.js';
 import type { GatewayEvent } from './events.js';
+import { openUsageHistory, recordUsage, type UsageHistory, type UsageRecorder } from './usage/index.js';
+import { createDashboard } from './dashboard/mount.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -48,6 +50,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     stopping ??= (async () => {
       log('stopping: draining in-flight requests (up to 10 s)');
       await daemon?.close(10_000);
+      recorder?.close(); // writes every row still queued
       await flushUsage();
       rmSync(join(dir, FILES.daemon), { force: true });
       log('stopped');
@@ -55,16 +58,25 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     return stopping;
   };
 
+  // Usage history and the dashboard: the store opens before the daemon listens; a store that
+  // cannot open costs the history, never the gateway.
+  const history: UsageHistory | undefined = await openUsageHistory({ dir, config: config.usage, log })
+    .catch((e: unknown) => { log(`usage history disabled: ${(e as Error).message}`); return undefined; });
+  let recorder: UsageRecorder | undefined;
+  const secrets = createSecretSource({ dir, env: process.env });
+  const dashboard = createDashboard({ dir, daemon: () => daemon!, recorder: () => recorder, secrets, log });
+
   daemon = await startDaemon({
     host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
-    secrets: createSecretSource({ dir, env: process.env }),
+    secrets,
     origins: originsFromEnv(process.env),
     timeouts: { headersMs: timeoutS * 1000 },
     settings: { bodyLimitBytes: config.bodyLimitBytes, aliases: config.aliases },
     loadSettings: () => { const c = readConfig(dir); return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases }; },
-    mounts: opts.mounts?.(() => daemon!),
+    mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },
   });
+  if (history) recorder = recordUsage(history, daemon.ctx.bus, log);
 
   // Last-used times per key: kept in memory, written at most every 2 s by the daemon alone.
   const usagePath = join(dir, FILES.keyUsage);

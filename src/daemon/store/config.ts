@@ -11,6 +11,8 @@ export interface GatewayConfig {
   bodyLimitBytes: number;
   upstreamTimeoutSeconds: number;
   lastChatModel?: string;
+  /** Usage history settings (retention, prices), validated by src/daemon/usage/settings.ts. */
+  usage?: Record<string, unknown>;
 }
 
 export const CONFIG_DEFAULTS: Readonly<Omit<GatewayConfig, 'aliases' | 'lastChatModel'>> = {
@@ -45,6 +47,7 @@ export function readConfig(dir: string): GatewayConfig {
     bodyLimitBytes: isPositiveNumber(obj.bodyLimitBytes) ? Math.floor(obj.bodyLimitBytes) : CONFIG_DEFAULTS.bodyLimitBytes,
     upstreamTimeoutSeconds: isPositiveNumber(obj.upstreamTimeoutSeconds) ? obj.upstreamTimeoutSeconds : CONFIG_DEFAULTS.upstreamTimeoutSeconds,
     ...(typeof obj.lastChatModel === 'string' && obj.lastChatModel ? { lastChatModel: obj.lastChatModel } : {}),
+    ...(obj.usage && typeof obj.usage === 'object' && !Array.isArray(obj.usage) ? { usage: obj.usage as Record<string, unknown> } : {}),
   };
 }
 
@@ -77,6 +80,7 @@ async function openConfStore(dir: string) {
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         upstreamTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
         lastChatModel: { type: 'string' },
+        usage: { type: 'object' },
       },
     });
   } catch (e) {

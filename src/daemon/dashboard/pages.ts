@@ -1,0 +1,81 @@
+// Gathers each page's data and renders it in the shared frame.
+import type { RunningDaemon } from '../server.js';
+import { VERSION } from '../server.js';
+import { filterOptions, latencyByProvider, recentRequests, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../usage/queries.js';
+import type { UsageRecorder } from '../usage/recorder.js';
+import { parseSince } from '../usage/settings.js';
+import { bareModel } from '../usage/prices.js';
+import { html } from './html.js';
+import { page, type Chrome, type PageId } from './layout.js';
+import { listKeys, type KeyDeps } from './keys-api.js';
+import { listProviders, type ProviderDeps } from './providers-api.js';
+import { keysPage } from './page-keys.js';
+import { providersPage } from './page-providers.js';
+import { livePage } from './page-live.js';
+import { RANGES, usagePage, type RangeId, type UsageFilters } from './page-usage.js';
+import type { Session } from './security.js';
+
+export interface PageDeps extends KeyDeps {
+  providers: ProviderDeps;
+  daemon: () => RunningDaemon;
+  recorder: () => UsageRecorder | undefined;
+  now: () => number;
+}
+
+const TITLES: Record<PageId, string> = { usage: 'Usage', live: 'Live', keys: 'Keys', providers: 'Providers' };
+
+const unavailable = html`<section class="card empty"><h3>Usage history is unavailable</h3><p>The daemon could not open its usage database; see <span class="mono">gateway logs</span>.</p></section>`;
+
+export async function renderPage(deps: PageDeps, name: string, q: URLSearchParams, session: Session, origin: string): Promise<string | undefined> {
+  if (!(name in TITLES)) return undefined;
+  const id = name as PageId;
+  const d = deps.daemon();
+  const now = deps.now();
+  const chrome: Chrome = { csrf: session.csrf, url: origin, version: VERSION, uptimeMs: Date.now() - d.ctx.stats.startedAt, inFlight: d.ctx.stats.inFlight };
+  const recorder = deps.recorder();
+  recorder?.flush();
+  const db = recorder?.store.db;
+  let body;
+  switch (id) {
+    case 'keys': {
+      const stats = new Map<string, UsageGroup>();
+      if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key')) stats.set(g.group, g);
+      const hints = recorder ? [...new Set([...recorder.prices.models.keys()].map((k) => bareModel(k)))].sort() : [];
+      body = keysPage({ keys: listKeys(deps, now), stats, now, baseUrl: origin, modelHints: hints });
+      break;
+    }
+    case 'providers':
+      body = providersPage(await listProviders(deps.providers));
+      break;
+    case 'live':
+      body = db && recorder ? livePage({ recent: recentRequests(db, { limit: 50 }).rows, inFlight: recorder.inFlight(), now }) : unavailable;
+      break;
+    case 'usage': {
+      if (!db || !recorder) { body = unavailable; break; }
+      const rangeParam = q.get('range') ?? '7d';
+      const range: RangeId = (RANGES as readonly string[]).includes(rangeParam) ? (rangeParam as RangeId) : '7d';
+      const r = { since: parseSince(range, now), until: now };
+      const bucket = range === '24h' || range === '7d' ? 'hour' : 'day';
+      const status = q.get('status');
+      const filters: UsageFilters = {
+        key: q.get('key') || undefined, provider: q.get('provider') || undefined, model: q.get('model') || undefined,
+        status: status === 'ok' || status === 'error' ? status : undefined, before: q.get('before') || undefined,
+      };
+      body = usagePage({
+        range, bucket, filters,
+        totals: usageTotals(db, r), series: usageSeries(db, r, bucket),
+        byModel: usageGroups(db, r, 'model'), byKey: usageGroups(db, r, 'key'), latency: latencyByProvider(db, r),
+        recent: recentRequests(db, { since: r.since, keyId: filters.key, provider: filters.provider, model: filters.model, status: filters.status, before: filters.before, limit: 50 }),
+        options: filterOptions(db, r),
+        prices: { date: recorder.prices.date, overrides: recorder.prices.overrides },
+        retention: recorder.retention,
+      });
+      break;
+    }
+    default: {
+      const never: never = id;
+      return never;
+    }
+  }
+  return page({ id, title: TITLES[id], chrome, body });
+}
