@@ -15,13 +15,15 @@ import { registerEnv } from './commands/env.js';
 import { registerRun } from './commands/run.js';
 import { registerModels } from './commands/models.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerUsage } from './commands/usage.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerMonitor } from './commands/monitor.js';
 import { registerChat } from './commands/chat.js';
 
 /** Each entry adds one top-level command; add new commands here. */
 const COMMANDS: ((program: Command) => void)[] = [
   registerStart, registerStop, registerStatus, registerLogs,
-  registerProviders, registerKeys, registerEnv, registerRun, registerModels, registerDoctor, registerMonitor, registerChat,
+  registerProviders, registerKeys, registerEnv, registerRun, registerModels, registerDoctor, registerUsage, registerDashboard, registerMonitor, registerChat,
 ];
 
 function version(): string {

@@ -30,7 +30,14 @@ export interface RequestStarted {
   headers?: Record<string, string>;
 }
 
-export interface RequestFirstByte { type: 'first_byte'; id: string; time: number; ttfbMs: number }
+export interface RequestFirstByte {
+  type: 'first_byte';
+  id: string;
+  time: number;
+  ttfbMs: number;
+  /** Whether the response is a stream, when only the response tells (native requests whose body is not read). */
+  stream?: boolean;
+}
 
 export interface RequestProgress {
   type: 'progress';

@@ -94,6 +94,7 @@ export async function handleNative(
   res.writeHead(upstream.statusCode, respHeaders);
   res.flushHeaders();
   const tap = createNativeUsageTap(provider, String(upstream.headers['content-type'] ?? ''));
+  tracker.responseIsStream(stream || String(upstream.headers['content-type'] ?? '').includes('text/event-stream'));
   try {
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
       tap?.push(chunk);

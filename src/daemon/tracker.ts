@@ -51,6 +51,7 @@ export class RequestTracker {
   private bytes = 0;
   private lastProgress = 0;
   private done = false;
+  private streaming: boolean | undefined;
 
   constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
     stats.begin();
@@ -62,13 +63,16 @@ export class RequestTracker {
 
   get elapsedMs(): number { return performance.now() - this.t0; }
 
+  /** Records what the response says about streaming; published with the first byte. */
+  responseIsStream(stream: boolean): void { this.streaming = stream; }
+
   /** Call for each chunk written to the client. */
   wrote(bytes: number, outputTokens?: () => number | undefined): void {
     this.chunks++;
     this.bytes += bytes;
     if (this.ttfb === null) {
       this.ttfb = this.elapsedMs;
-      if (this.bus.size > 0) this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb });
+      if (this.bus.size > 0) this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb, ...(this.streaming === undefined ? {} : { stream: this.streaming }) });
       return;
     }
     if (this.bus.size === 0) return;

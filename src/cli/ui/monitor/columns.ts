@@ -1,5 +1,6 @@
 // The monitor's table columns and how each row reads, as plain strings (pure): the layout drops
 // or narrows columns as the terminal narrows, and the provider/model column takes what is left.
+import { familyOf } from '../../../providers/models.js';
 import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/format.js';
 import type { Row } from './state.js';
 
@@ -40,12 +41,14 @@ export function headerLine(layout: Layout): string {
   return layout.columns.map((c) => cell(c.title, c.width, c.align)).join(' ');
 }
 
-function modelText(row: Row): string {
+/** provider/model; when that does not fit, the model alone if its name already says the provider. */
+function modelText(row: Row, width: number): string {
   if (row.provider === null && row.model === null) return '(started before the monitor)';
   if (row.model === null) return `${row.provider ?? '?'} ${row.path ?? ''}`.trimEnd();
-  const model = row.model;
+  const model = row.provider && row.model.startsWith(`${row.provider}/`) ? row.model.slice(row.provider.length + 1) : row.model;
   if (!row.provider) return model;
-  return model.startsWith(`${row.provider}/`) ? model : `${row.provider}/${model}`;
+  const full = `${row.provider}/${model}`;
+  return full.length > width && familyOf(model) === row.provider ? model : full;
 }
 
 function tokensText(row: Row): string {
@@ -80,13 +83,13 @@ function statusText(row: Row, frame: number): string {
   }
 }
 
-function value(id: ColumnId, row: Row, now: number, frame: number): string {
+function value(id: ColumnId, row: Row, now: number, frame: number, width: number): string {
   switch (id) {
     case 'seq': return String(row.seq);
     case 'time': return clock(row.start);
     case 'key': return row.keyName ?? '–';
     case 'mode': return row.mode === 'unified' ? 'uni' : row.mode === 'native' ? 'nat' : '–';
-    case 'model': return modelText(row);
+    case 'model': return modelText(row, width);
     case 'path': return row.path ?? '–';
     case 'status': return statusText(row, frame);
     case 'ttfb': return row.ttfbMs !== null ? duration(row.ttfbMs) : row.state === 'live' ? '…' : '–';
@@ -99,7 +102,7 @@ function value(id: ColumnId, row: Row, now: number, frame: number): string {
 
 /** One table line for a row; `frame` turns the spinner of a live row. */
 export function rowLine(layout: Layout, row: Row, now: number, frame = 0): string {
-  return layout.columns.map((c) => cell(value(c.id, row, now, frame), c.width, c.align)).join(' ');
+  return layout.columns.map((c) => cell(value(c.id, row, now, frame, c.width), c.width, c.align)).join(' ');
 }
 
 /** The line under a failed row: its code and message, cut to the width. */

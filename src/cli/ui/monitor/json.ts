@@ -31,6 +31,11 @@ export function createRecordJoiner(): (ev: GatewayEvent) => RequestRecord | unde
   const open = new Map<string, RequestStarted>();
   return (ev) => {
     if (ev.type === 'started') { open.set(ev.id, ev); return undefined; }
+    if (ev.type === 'first_byte' && ev.stream !== undefined) {
+      const s = open.get(ev.id);
+      if (s) open.set(ev.id, { ...s, stream: ev.stream });
+      return undefined;
+    }
     if (ev.type !== 'finished' && ev.type !== 'failed') return undefined;
     const s = open.get(ev.id);
     open.delete(ev.id);

@@ -151,7 +151,7 @@ function applyEvent(w: Work, ev: GatewayEvent): void {
     }
     case 'first_byte': {
       const row = w.live.get(ev.id);
-      if (row) w.live.set(ev.id, { ...row, ttfbMs: ev.ttfbMs, firstByteAt: ev.time });
+      if (row) w.live.set(ev.id, { ...row, ttfbMs: ev.ttfbMs, firstByteAt: ev.time, stream: ev.stream ?? row.stream });
       return;
     }
     case 'progress': {
