@@ -1,0 +1,94 @@
+// `gateway usage`: requests, tokens and cost from the usage history, grouped by model, key,
+// provider or day. With the daemon running it asks GET /admin/usage/summary (so rows still queued
+// in the recorder count); otherwise it reads usage.db itself. Both paths run the same query.
+import { Option, type Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { CliError, cliStateDir, note, out, printJson } from '../common.js';
+import { adminRequest, findDaemon } from '../daemon-client.js';
+import type { UsageSummary } from '../../daemon/usage/index.js';
+import type { UsageTotals } from '../../daemon/usage/queries.js';
+import { parseSince } from '../../daemon/usage/settings.js';
+
+type By = 'model' | 'key' | 'provider' | 'day';
+interface UsageOpts { since: string; by: By; json?: boolean }
+
+export function registerUsage(program: Command): void {
+  program.command('usage')
+    .description('show requests, tokens and cost from the usage history')
+    .option('--since <when>', 'the period: 24h, 7d, 2w, 30d, 1y, or a date like 2026-11-01', '7d')
+    .addOption(new Option('--by <group>', 'one row per').choices(['model', 'key', 'provider', 'day']).default('model'))
+    .option('--json', 'print the summary as JSON (the same document as GET /admin/usage/summary)')
+    .addHelpText('after', '\nTotals cover whole hours (the window starts at the top of the hour). Costs use the price table in\ndata/prices.json plus usage.prices in config.json; models without a price count as unpriced, never guessed.')
+    .action((opts: UsageOpts) => usage(opts));
+}
+
+async function fromDaemon(dir: string, opts: UsageOpts): Promise<UsageSummary | undefined> {
+  if (!findDaemon(dir)) return undefined;
+  try {
+    return await adminRequest<UsageSummary>(dir, 'GET', `usage/summary?since=${encodeURIComponent(opts.since)}&by=${opts.by}`, 10_000);
+  } catch (e) {
+    note(`note: the running gateway did not answer (${(e as Error).message}); reading the history file directly`);
+    return undefined;
+  }
+}
+
+async function fromFile(dir: string, opts: UsageOpts, since: number): Promise<UsageSummary> {
+  const { summarize, usageConfig, usageDbPath, UsageStore } = await import('../../daemon/usage/index.js');
+  const { readConfig } = await import('../../daemon/store/config.js');
+  const { prices } = usageConfig(readConfig(dir).usage);
+  const path = usageDbPath(dir);
+  // No history yet: answer from an empty in-memory database rather than create the file.
+  const store = await UsageStore.open(existsSync(path) ? path : ':memory:');
+  try {
+    return summarize(store.db, { since, until: Date.now(), by: opts.by }, prices);
+  } finally {
+    store.close();
+  }
+}
+
+async function usage(opts: UsageOpts): Promise<void> {
+  let since: number;
+  try { since = parseSince(opts.since); } catch (e) { throw new CliError((e as Error).message, 2); }
+  const dir = cliStateDir();
+  const summary = (await fromDaemon(dir, opts)) ?? (await fromFile(dir, opts, since));
+  if (opts.json) { printJson(summary); return; }
+  printTable(summary, opts.since);
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+export function formatCost(cost: number | null, unpriced: number, requests: number): string {
+  if (requests === 0) return '-';
+  if (cost === null) return 'unknown';
+  const text = cost >= 1 ? cost.toFixed(2) : cost >= 0.01 ? cost.toFixed(4) : cost.toFixed(6);
+  return `$${text}${unpriced > 0 ? '*' : ''}`;
+}
+
+function cells(label: string, t: UsageTotals): string[] {
+  return [label, int(t.requests), int(t.errors), int(t.inputTokens), int(t.outputTokens), int(t.cachedTokens), int(t.reasoningTokens), formatCost(t.cost, t.unpricedRequests, t.requests)];
+}
+
+function printTable(s: UsageSummary, sinceText: string): void {
+  const start = new Date(s.since);
+  const when = `${start.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })} ${String(start.getHours()).padStart(2, '0')}:00`;
+  out(`Usage since ${when} (${sinceText}), by ${s.by} · prices of ${s.prices.date}${s.prices.overrides ? ` + ${s.prices.overrides} from config` : ''}`);
+  out('');
+  if (s.totals.requests === 0) {
+    out('No requests in this period.');
+    return;
+  }
+  const head = [s.by === 'key' ? 'KEY' : s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'OUTPUT', 'CACHED', 'REASONING', 'COST'];
+  const rows = s.rows.map((r) => cells(s.by === 'key' ? `${r.label} (${r.group})` : r.label, r));
+  const total = cells('TOTAL', s.totals);
+  const all = [head, ...rows, total];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  out(line(head));
+  for (const r of rows) out(line(r));
+  out(line(total));
+  if (s.totals.unpricedRequests > 0) {
+    out('');
+    out(`* ${int(s.totals.unpricedRequests)} of ${int(s.totals.requests)} requests could not be priced (model not in the price table, or no token counts);`);
+    out('  add prices under "usage": { "prices": { "<provider>/<model>": { "input": …, "output": …, "cachedInput": … } } } in config.json.');
+  }
+}
