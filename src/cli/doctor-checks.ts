@@ -50,7 +50,11 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   const { createSecretSource } = await import('../daemon/store/secret-source.js');
   const source = createSecretSource({ dir, env });
   const checks: Check[] = [];
+  const lookups = await Promise.all(PROVIDERS.map((p) => source.inspect(p)));
+  // The lookups already asked the keychain; don't wait for a hung one twice.
+  const failed = lookups.find((l) => l.keychainError)?.keychainError;
   try {
+    if (failed) throw new Error(failed);
     const b = await source.keychain.backend();
     checks.push(b.survivesReboot
       ? { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers (service "${source.keychain.service}")` }
@@ -58,7 +62,6 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   } catch (e) {
     checks.push({ id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: 'unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or `gateway providers set <p> --insecure-storage`' });
   }
-  const lookups = await Promise.all(PROVIDERS.map((p) => source.inspect(p)));
   const anySet = lookups.some((l) => l.secret);
   for (const l of lookups) {
     const where = l.secret?.origin === 'environment' ? `environment (${ENV_KEY_NAMES[l.provider]})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;

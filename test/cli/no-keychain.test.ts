@@ -1,7 +1,8 @@
 // Where no keychain is usable (here: the Secret Service pinned, on a D-Bus address where nothing
 // listens), storing a key fails with a clear error offering --insecure-storage, and never falls
 // back to plaintext silently; with the flag, the key goes to a 0600 file with a loud warning.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -70,5 +71,35 @@ describe.runIf(process.platform === 'linux')('without a usable keychain', () => 
     expect(kc.ok).toBe(false);
     expect(kc.fix).toContain('--insecure-storage');
     expect(r.code).toBe(1);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('with a keychain that never answers', () => {
+  // A D-Bus address where something accepts connections and then says nothing: the keyring
+  // module blocks on it, so only the 3 s timeout (and killing the helper process) gets us out.
+  const sockets = new Set<Socket>();
+  const silent = createServer((s) => { sockets.add(s); }); // accept, then stay silent
+  const socket = join(home.dir, 'silent-bus');
+  const HUNG = { ...NO_KEYCHAIN, DBUS_SESSION_BUS_ADDRESS: `unix:path=${socket}` };
+  beforeAll(() => new Promise<void>((resolve) => silent.listen(socket, resolve)));
+  afterAll(() => new Promise((resolve) => {
+    for (const s of sockets) s.destroy();
+    silent.close(resolve);
+  }));
+
+  it('providers list gives up after 3 s and says so', async () => {
+    const t0 = Date.now();
+    const r = await runCli(['providers', 'list'], { home: home.dir, env: HUNG });
+    const ms = Date.now() - t0;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Keychain: none usable \(Secret Service \(Linux, D-Bus\) did not answer within 3 s/);
+    expect(ms).toBeGreaterThanOrEqual(2900);
+    expect(ms).toBeLessThan(6000);
+  });
+
+  it('providers set fails in one line after the timeout, offering --insecure-storage', async () => {
+    const r = await runCli(['providers', 'set', 'openai', '--stdin'], { home: home.dir, env: HUNG, input: 'sk-abcdefghijklmnopqrstuvwx' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: cannot store the key in a keychain: Secret Service \(Linux, D-Bus\) did not answer within 3 s.*--insecure-storage\n$/);
   });
 });

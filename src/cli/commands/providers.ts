@@ -64,8 +64,8 @@ async function setProvider(provider: ProviderId, opts: { stdin?: boolean; insecu
   } else {
     let backendName: string;
     try {
-      const backend = await kc.backend();
       await kc.set(provider, key);
+      const backend = await kc.backend(); // known from the call above
       backendName = backend.name;
       if (!backend.survivesReboot) note(`warning: the ${backend.name} does not survive a reboot; you will have to set the key again after one`);
     } catch (e) {
@@ -85,7 +85,10 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
   const source = await openSource();
   const lookups = await Promise.all(PROVIDER_CHOICES.map((p) => source.inspect(p)));
   let backend: { id: string; name: string; survivesReboot: boolean; available: boolean; error?: string };
+  // The lookups above already asked the keychain; don't wait for a hung one twice.
+  const failed = lookups.find((l) => l.keychainError)?.keychainError;
   try {
+    if (failed) throw new Error(failed);
     const b = await source.keychain.backend();
     backend = { ...b, available: true };
   } catch (e) {
