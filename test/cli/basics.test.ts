@@ -215,3 +215,27 @@ describe('doctor', () => {
     chmodSync(join(home.dir, 'keys.json'), 0o600);
   });
 });
+
+describe('small pieces', () => {
+  it('shQuote survives sh for quotes, $, backticks and spaces', async () => {
+    const { shQuote } = await import('../../src/cli/common.js');
+    const nasty = `it's $HOME \`id\` "x" \\ end`;
+    const r = spawnSync('sh', ['-c', `eval "export V=${shQuote(nasty).replace(/["\\$`]/g, '\\$&')}"; printf %s "$V"`], { encoding: 'utf8' });
+    expect(r.stdout).toBe(nasty);
+  });
+
+  it('logs -f prints lines appended after it started', async () => {
+    const { appendFileSync, writeFileSync } = await import('node:fs');
+    const { spawn } = await import('node:child_process');
+    const log = join(home.dir, 'daemon.log');
+    writeFileSync(log, 'one\ntwo\nthree\n');
+    expect((await cli(['logs', '-n', '2'])).stdout).toBe('two\nthree\n');
+    const child = spawn(process.execPath, [GATEWAY_BIN, 'logs', '-f', '-n', '1'], { env: { ...process.env, GATEWAY_HOME: home.dir } });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    await expect.poll(() => out, { timeout: 5000 }).toBe('three\n');
+    appendFileSync(log, 'four\n');
+    await expect.poll(() => out, { timeout: 5000 }).toBe('three\nfour\n');
+    child.kill();
+  });
+});
