@@ -6,7 +6,8 @@ import { createServer, type Socket } from 'node:net';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { makeTempHome, runCli } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { GATEWAY_BIN, makeTempHome, runCli } from '../helpers/cli.js';
 
 const home = makeTempHome();
 afterAll(() => home.cleanup());
@@ -101,5 +102,28 @@ describe.runIf(process.platform === 'linux')('with a keychain that never answers
     const r = await runCli(['providers', 'set', 'openai', '--stdin'], { home: home.dir, env: HUNG, input: 'sk-abcdefghijklmnopqrstuvwx' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: cannot store the key in a keychain: Secret Service \(Linux, D-Bus\) did not answer within 3 s.*--insecure-storage\n$/);
+  });
+});
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+
+describe.runIf(process.platform === 'linux' && hasTmux)('the hidden prompt, typed on a terminal (tmux)', () => {
+  const sock = `gateway-cli-test-${process.pid}`;
+  const tmux = (...args: string[]) => spawnSync('tmux', ['-L', sock, ...args], { encoding: 'utf8' });
+  afterAll(() => { tmux('kill-server'); });
+
+  it('does not echo the key and stores what was typed', async () => {
+    const typed = `sk-typed-${randomBytes(12).toString('hex')}`;
+    const envs = Object.entries({ ...NO_KEYCHAIN, GATEWAY_HOME: home.dir }).map(([k, v]) => `${k}=${v}`).join(' ');
+    const cmd = `env ${envs} '${process.execPath}' '${GATEWAY_BIN}' providers set openai --insecure-storage; echo "exit=$?"; sleep 30`;
+    expect(tmux('new-session', '-d', '-x', '120', '-y', '12', cmd).status).toBe(0);
+    await expect.poll(() => tmux('capture-pane', '-p').stdout, { timeout: 5000 }).toContain('openai API key (input hidden):');
+    tmux('send-keys', '-l', typed);
+    tmux('send-keys', 'Enter');
+    await expect.poll(() => tmux('capture-pane', '-p').stdout, { timeout: 5000 }).toContain('exit=0');
+    const screen = tmux('capture-pane', '-p').stdout;
+    expect(screen).not.toContain(typed);
+    expect(screen).toContain(`(…${typed.slice(-4)})`);
+    expect(JSON.parse(readFileSync(join(home.dir, 'insecure-secrets.json'), 'utf8')).openai).toBe(typed);
   });
 });
