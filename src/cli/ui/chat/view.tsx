@@ -106,7 +106,7 @@ export function Footer({ state, theme, width }: { state: ChatState; theme: Theme
     const genMs = l.ttfbMs !== null && l.ms - l.ttfbMs > 50 ? l.ms - l.ttfbMs : l.ms;
     const tps = out !== undefined && genMs > 0 ? ` · ${(out / (genMs / 1000)).toFixed(out / (genMs / 1000) < 10 ? 1 : 0)} tok/s` : '';
     const tokens = u ? `${compact(u.inputTokens)} in / ${compact(u.outputTokens)} out tokens` : 'tokens not reported';
-    lastText = `last answer ${tokens} · ${duration(l.ms)}${tps}`;
+    lastText = `last answer${l.requested === state.model ? '' : ` (${l.requested})`} ${tokens} · ${duration(l.ms)}${tps}`;
   }
   const hints = state.hint ?? 'enter send · shift/alt-enter or \\ newline · ↑↓ history · /help · ctrl-d exit';
   return (

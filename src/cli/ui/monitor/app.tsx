@@ -6,10 +6,10 @@ import { Box, Static, Text, useApp, useInput, useStdout, useWindowSize } from 'i
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
 import type { GatewayEvent } from '../../../daemon/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
+import { splitKeystrokes } from '../common/keystrokes.js';
 import type { Theme } from '../common/theme.js';
 import { headerLine, layoutFor } from './columns.js';
 import { DetailsView, Footer, HelpView, LiveRows, PrintedView, SelectList, StatusHeader } from './components.js';
-import { commandFor } from './keys.js';
 import { initialState, needsRollover, reducer, selectableRows, selectedRow } from './state.js';
 
 /** Where events come from: the daemon's SSE stream in the CLI, a script in tests. Returns an unsubscribe. */
@@ -69,20 +69,10 @@ export function MonitorApp({ source, theme, keyboard = true, tickMs = 100, now =
     dispatch({ type: 'screen_cleared' });
   }, [state.clearScreen, write]);
 
+  useEffect(() => { if (state.quit) exit(); }, [state.quit]);
+
   useInput((input, key) => {
-    if (state.view === 'filter') {
-      if (key.return) dispatch({ type: 'filter_apply' });
-      else if (key.escape) dispatch({ type: 'back' });
-      // Edits apply to the reducer's draft, not this render's: keys can arrive faster than frames.
-      else if (key.backspace || key.delete) dispatch({ type: 'filter_edit', apply: (d) => d.slice(0, -1) });
-      else if (key.ctrl && input === 'u') dispatch({ type: 'filter_edit', apply: () => '' });
-      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'filter_edit', apply: (d) => d + input.replace(/[\r\n\t]/g, ' ') });
-      return;
-    }
-    const cmd = commandFor(state.view, input, key, now());
-    if (!cmd) return;
-    if (cmd.type === 'quit') exit();
-    else dispatch(cmd);
+    for (const k of splitKeystrokes(input, key)) dispatch({ type: 'key', input: k.input, key: k.key, now: now() });
   }, { isActive: keyboard });
 
   const shownNow = state.paused?.at ?? state.now;

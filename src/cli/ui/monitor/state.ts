@@ -1,10 +1,12 @@
 // Everything the monitor shows, owned by one pure reducer: request rows built from daemon events,
 // totals and the one-minute request rate, pause, filter, selection and the details view. Time
 // comes in with the actions (`now`), so a scripted event sequence always gives the same frames.
+import type { Key } from 'ink';
 import type { GatewayEvent, RequestMode, TokenUsage } from '../../../daemon/events.js';
 import type { ProviderId } from '../../../providers/types.js';
 import type { ConnectionStatus } from '../../events-client.js';
 import { matches, NO_FILTER, parseFilter, type Filter } from './filter.js';
+import { commandFor } from './keys.js';
 
 export type RowState = 'live' | 'ok' | 'error' | 'lost';
 
@@ -67,9 +69,13 @@ export interface MonitorState {
   filterDraft: string;
   view: View;
   selectedId: string | null;
+  /** Set by the quit key; the app exits. */
+  quit: boolean;
 }
 
 export type Action =
+  /** A key press, interpreted here (shortcuts table) so keys arriving between two frames see each other's effect. */
+  | { type: 'key'; input: string; key: Key; now: number }
   | { type: 'events'; events: GatewayEvent[]; now: number }
   | { type: 'tick'; now: number }
   | { type: 'connection'; status: ConnectionStatus; now: number }
@@ -97,7 +103,7 @@ export function initialState(now: number): MonitorState {
     conn: { state: 'connecting' }, since: now, now, nextSeq: 1, live: [], done: [],
     printed: { gen: 0, items: [{ kind: 'columns' }] }, clearScreen: 0,
     totals: { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0 }, rate: [],
-    paused: null, filter: NO_FILTER, filterDraft: '', view: 'table', selectedId: null,
+    paused: null, filter: NO_FILTER, filterDraft: '', view: 'table', selectedId: null, quit: false,
   };
 }
 
@@ -251,10 +257,27 @@ function connectionNote(s: MonitorState, prev: ConnectionStatus, next: Connectio
   return undefined;
 }
 
+/** The filter prompt takes text; everywhere else a key is a shortcut. */
+function onKey(s: MonitorState, input: string, key: Key, now: number): MonitorState {
+  if (s.view === 'filter') {
+    if (key.return) return reducer(s, { type: 'filter_apply' });
+    if (key.escape) return reducer(s, { type: 'back' });
+    if (key.backspace || key.delete) return { ...s, filterDraft: s.filterDraft.slice(0, -1) };
+    if (key.ctrl && input === 'u') return { ...s, filterDraft: '' };
+    if (input && !key.ctrl && !key.meta) return { ...s, filterDraft: s.filterDraft + input.replace(/[\r\n\t]/g, ' ') };
+    return s;
+  }
+  const cmd = commandFor(s.view, input, key, now);
+  if (!cmd) return s;
+  return cmd.type === 'quit' ? { ...s, quit: true } : reducer(s, cmd);
+}
+
 export function reducer(s: MonitorState, a: Action): MonitorState {
   switch (a.type) {
+    case 'key':
+      return onKey(s, a.input, a.key, a.now);
     case 'events':
-      if (s.paused) return hold({ ...s, now: a.now }, a.events);
+      if (s.paused) return hold(s, a.events);
       return applyEvents({ ...s, now: a.now }, a.events);
     case 'tick':
       return s.paused || (a.now === s.now) ? s : { ...s, now: a.now };
