@@ -6,6 +6,7 @@ import { layoutFor, headerLine, rowLine, tokensPerSecond } from '../../src/cli/u
 import { detailLines } from '../../src/cli/ui/monitor/details.js';
 import { matches, parseFilter } from '../../src/cli/ui/monitor/filter.js';
 import { commandFor, footerText } from '../../src/cli/ui/monitor/keys.js';
+import { splitKeystrokes } from '../../src/cli/ui/common/keystrokes.js';
 import { initialState, reducer, requestRate, selectedRow, type Action, type MonitorState } from '../../src/cli/ui/monitor/state.js';
 import { failed, finished, firstByte, lifeOf, progress, started, T0 } from './monitor-events.js';
 
@@ -168,6 +169,21 @@ describe('columns', () => {
     expect(text).toMatch(/usage\s+input 12 · output 40/);
     expect(text).toContain('authorization: Bearer …wxyz');
     expect(detailLines(done, T0, 100, 6)).toHaveLength(6);
+  });
+});
+
+describe('keys through the reducer', () => {
+  it('applies keys that arrive in one chunk one after the other (f, text, ctrl-u, text, enter)', () => {
+    const keys = splitKeystrokes('fopenai\x15gemini\r', key());
+    expect(keys).toHaveLength(15);
+    const s = run(keys.map((k) => ({ type: 'key' as const, input: k.input, key: k.key, now: T0 })));
+    expect(s.view).toBe('table');
+    expect(s.filter.text).toBe('gemini');
+  });
+
+  it('q asks the app to quit; p pauses', () => {
+    expect(run([{ type: 'key', input: 'q', key: key(), now: T0 }]).quit).toBe(true);
+    expect(run([{ type: 'key', input: 'p', key: key(), now: T0 }]).paused).not.toBeNull();
   });
 });
 

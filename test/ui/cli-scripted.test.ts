@@ -1,0 +1,116 @@
+// The scriptable faces of `gateway monitor` and `gateway chat`, run as the built CLI against a real
+// background daemon and mock providers: JSON lines when piped, one-shot answers, stdin, errors.
+import OpenAI from 'openai';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { baseEnv, GATEWAY_BIN, makeTempHome, runCli } from '../helpers/cli.js';
+import { MOCK_TEXT } from '../helpers/mock-provider.js';
+import { startRealGateway, type RealGateway } from './real-gateway.js';
+import { slowOpenAI } from './slow-streams.js';
+
+let gw: RealGateway;
+beforeAll(async () => { gw = await startRealGateway(); }, 30_000);
+afterAll(async () => { await gw?.stop(); });
+
+const chat = (args: string[], input?: string) => gw.cli(['chat', '--insecure-storage', ...args], { input });
+
+function oneLineError(r: { code: number | null; stderr: string; stdout: string }, pattern: RegExp): void {
+  expect(r.code).toBe(1);
+  const lines = r.stderr.trimEnd().split('\n').filter((l) => l.startsWith('error: '));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+}
+
+describe('gateway monitor, piped', () => {
+  it('says clearly that no gateway runs', async () => {
+    const empty = makeTempHome();
+    try {
+      const r = await runCli(['monitor', '--json'], { home: empty.dir });
+      oneLineError(r, /^error: the gateway is not running \(start it with: gateway start\)$/);
+      expect(r.stdout).toBe('');
+    } finally { empty.cleanup(); }
+  });
+
+  it('prints one JSON line per finished request, live, and stops cleanly on SIGINT', async () => {
+    // No --json: stdout is a pipe here, which is enough.
+    const child = spawn(process.execPath, [GATEWAY_BIN, 'monitor'], { env: { ...baseEnv(), ...gw.env, GATEWAY_HOME: gw.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const client = new OpenAI({ baseURL: `${gw.url}/openai/v1`, apiKey: gw.sdkKey, maxRetries: 0 });
+      gw.mocks.openai.setHandler(slowOpenAI({ delayMs: 10, pieces: ['a ', 'b ', 'c '] }));
+      // The monitor attaches in its own time: send requests until one is reported.
+      const deadline = Date.now() + 10_000;
+      while (!out.includes('\n') && Date.now() < deadline) {
+        const s = await client.chat.completions.create({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'hi' }], stream: true });
+        for await (const _ of s) { /* drain */ }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const unified = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.sdkKey, maxRetries: 0 });
+      await unified.chat.completions.create({ model: 'gemini/gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] });
+      await expect.poll(() => out.split('\n').filter((l) => l.includes('"gemini"')).length, { timeout: 5000 }).toBe(1);
+      const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines[0]).toMatchObject({ key: 'sdk', mode: 'native', provider: 'openai', model: 'gpt-5.4', method: 'POST', path: '/v1/chat/completions', stream: true, status: 200, ok: true, usage: { inputTokens: 9, outputTokens: 3 } });
+      expect(lines.at(-1)).toMatchObject({ mode: 'unified', provider: 'gemini', model: 'gemini-3.5-flash', stream: false, status: 200, ok: true });
+      expect(typeof lines[0]!.durationMs).toBe('number');
+      expect(out).not.toContain(gw.sdkKey);
+    } finally {
+      gw.mocks.openai.setHandler(undefined);
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
+describe('gateway chat, scripted', () => {
+  it('answers a message given as argument, creating its "chat" key once and reusing it', async () => {
+    const r = await chat(['-m', 'openai/gpt-5.4', 'Say hi']);
+    expect(r.stderr).toContain('Created client key "chat"');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${MOCK_TEXT}\n`);
+    const again = await chat(['Say hi again']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toContain('Created');
+    expect(again.stdout).toBe(`${MOCK_TEXT}\n`);
+    // Without --model, the model of the last chat is used again.
+    const sent = JSON.parse(gw.mocks.openai.requests.at(-1)!.body.toString()) as { model: string; messages: unknown[] };
+    expect(sent).toMatchObject({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'Say hi again' }] });
+    const keys = JSON.parse((await gw.cli(['keys', 'list', '--json'])).stdout) as Array<{ name: string; status: string }>;
+    expect(keys.filter((k) => k.name === 'chat' && k.status === 'active')).toHaveLength(1);
+  });
+
+  it('reads piped stdin, after the argument, and takes --system', async () => {
+    const before = gw.mocks.gemini.requests.length;
+    const r = await chat(['-m', 'gemini/gemini-3.5-flash', '-s', 'Be brief.', 'Summarize this:'], 'line one\nline two\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${MOCK_TEXT}\n`);
+    expect(gw.mocks.gemini.requests.length).toBe(before + 1);
+    const body = gw.mocks.gemini.requests.at(-1)!.body.toString();
+    expect(body).toContain('Summarize this:\\n\\nline one\\nline two');
+    expect(body).toContain('Be brief.');
+    const piped = await chat(['-m', 'anthropic/claude-opus-5'], 'only stdin');
+    expect(piped.stdout).toBe(`${MOCK_TEXT}\n`);
+  });
+
+  it('daemon errors are one readable line with a non-zero exit', async () => {
+    gw.mocks.openai.setHandler((r) => (r.url.startsWith('/v1/chat/completions')
+      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '20' }, body: JSON.stringify({ error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) }
+      : undefined));
+    try {
+      oneLineError(await chat(['-m', 'openai/gpt-5.4', 'hi']), /^error: Rate limit reached \(rate_limit_exceeded, HTTP 429; retry after 20 s\)$/);
+    } finally { gw.mocks.openai.setHandler(undefined); }
+    oneLineError(await chat(['-m', 'mystery-model', 'hi']), /^error: model "mystery-model" does not name a provider/);
+  });
+
+  it('says clearly that no gateway runs', async () => {
+    const empty = makeTempHome();
+    try {
+      oneLineError(await runCli(['chat', 'hi'], { home: empty.dir }), /^error: the gateway is not running \(start it with: gateway start\)$/);
+    } finally { empty.cleanup(); }
+  });
+
+  it('refuses an empty message (stdin piped but empty)', async () => {
+    oneLineError(await chat(['-m', 'openai/gpt-5.4'], ''), /^error: nothing to send: the message and stdin are empty$/);
+  });
+});
