@@ -72,6 +72,9 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
   }
 
   const existing = store.list().find((k) => k.name === name && keyStatus(k) === 'active');
+  if (existing && keychainError) {
+    throw new CliError(`cannot read the client key "${name}" from the keychain: ${keychainError}`);
+  }
   if (existing) {
     throw new CliError(`the key "${name}" (${existing.id}) was not created by env/run, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: gateway keys revoke ${existing.id}`);
   }
