@@ -50,7 +50,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     stopping ??= (async () => {
       log('stopping: draining in-flight requests (up to 10 s)');
       await daemon?.close(10_000);
-      recorder?.close(); // writes every row still queued
+      await recorder?.close(); // writes every row still queued
       await flushUsage();
       rmSync(join(dir, FILES.daemon), { force: true });
       log('stopped');

@@ -93,7 +93,7 @@ export async function startDashboardGateway(opts: { env?: Record<string, string>
     },
     async close() {
       await daemon!.close(1000);
-      recorder!.close();
+      await recorder!.close();
       await Promise.all([anthropic.close(), openai.close(), gemini.close()]);
       rmSync(dir, { recursive: true, force: true });
     },

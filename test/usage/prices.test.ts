@@ -89,7 +89,7 @@ describe('each provider end to end: reported tokens → recorded row and cost', 
       modelVersion: 'gemini-2.5-flash',
     }) : undefined));
   });
-  afterAll(async () => { recorder?.close(); await gw?.close(); });
+  afterAll(async () => { await recorder?.close(); await gw?.close(); });
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${gw.url}${path}`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}`, ...headers }, body: JSON.stringify(body),

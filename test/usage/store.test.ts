@@ -159,24 +159,36 @@ describe('the recorder', () => {
   it('never writes in the publish path, batches, and flushes on its timer', async () => {
     const store = await UsageStore.open(join(dir, 'usage.db'));
     const bus = new EventBus();
-    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60, maxBatch: 10_000 }).start();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60, maxBatch: 10_000, chunkRows: 250 }).start();
     for (let i = 0; i < 500; i++) request(bus, `r${i}`);
     expect(store.count()).toBe(0); // queued, not written
     expect(rec.stats.buffered).toBe(500);
     await new Promise((r) => setTimeout(r, 200));
     expect(store.count()).toBe(500);
-    expect(rec.stats.flushes).toBe(1); // one transaction for the whole batch
-    rec.close();
+    expect(rec.stats.flushes).toBe(2); // 250 rows per transaction, one per event-loop turn
+    await rec.close();
+  });
+
+  it('drains a backlog one chunk per event-loop turn', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, maxBatch: 1_000, chunkRows: 100 }).start();
+    for (let i = 0; i < 1_000; i++) request(bus, `r${i}`);
+    await new Promise((r) => setImmediate(r)); // the full batch schedules a drain
+    expect(store.count()).toBe(100); // one chunk, then the loop is free for requests
+    await expect.poll(() => store.count(), { timeout: 5_000, interval: 5 }).toBe(1_000);
+    expect(rec.stats.flushes).toBe(10);
+    await rec.close();
   });
 
   it('writes a full batch on the next turn without waiting for the timer', async () => {
     const store = await UsageStore.open(join(dir, 'usage.db'));
     const bus = new EventBus();
-    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, maxBatch: 100 }).start();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, maxBatch: 100, chunkRows: 1_000 }).start();
     for (let i = 0; i < 250; i++) request(bus, `r${i}`);
     await new Promise((r) => setImmediate(r));
     expect(store.count()).toBe(250);
-    rec.close();
+    await rec.close();
   });
 
   it('loses nothing on close (gateway stop), and prices each row', async () => {
@@ -185,7 +197,7 @@ describe('the recorder', () => {
     const bus = new EventBus();
     const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000 }).start();
     for (let i = 0; i < 1234; i++) request(bus, `r${i}`, { model: i % 2 ? 'gpt-4o' : 'no-such-model', status: i % 100 === 0 ? 500 : 200 });
-    rec.close();
+    await rec.close();
     const again = await UsageStore.open(path);
     expect(again.count()).toBe(1234);
     const t = usageTotals(again.db, { since: Date.now() - DAY, until: Date.now() });
@@ -193,6 +205,23 @@ describe('the recorder', () => {
     expect(t.errors).toBe(13);
     expect(t.unpricedRequests).toBe(617); // every request of the model the price table does not know
     expect(t.cost).toBeCloseTo(617 * (100 * 2.5 + 20 * 10) / 1e6, 9); // gpt-4o: $2.50 in, $10 out per million
+    again.close();
+  });
+
+  it('checkpoints the WAL from a worker thread, not on the event loop', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 20, checkpointIntervalMs: 50 }).start();
+    expect(store.db.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0 });
+    for (let i = 0; i < 3_000; i++) request(bus, `r${i}`);
+    const deadline = Date.now() + 5_000;
+    while ((rec.checkpointer!.stats.checkpoints < 2 || rec.checkpointer!.stats.lastFrames === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(rec.checkpointer!.stats.lastFrames).toBeGreaterThan(0); // the worker copied the log back
+    expect(rec.checkpointer!.stats.failures).toBe(0);
+    await rec.close();
+    const again = await UsageStore.open(join(dir, 'usage.db'));
+    expect(again.count()).toBe(3_000);
+    expect(again.db.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
     again.close();
   });
 
@@ -209,7 +238,7 @@ describe('the recorder', () => {
     store.db.exec('ROLLBACK');
     request(bus, 'b');
     expect(rec.flush()).toBe(2);
-    rec.close();
+    await rec.close();
   });
 });
 
@@ -231,7 +260,7 @@ describe('retention', () => {
     expect(usageTotals(store.db, { since: now - 60 * DAY, until: now }).requests).toBe(3);
     expect(usageTotals(store.db, { since: now - 600 * DAY, until: now }).requests).toBe(3);
     expect(recentRequests(store.db, { since: now - 60 * DAY }).rows).toHaveLength(2);
-    rec.close();
+    await rec.close();
   });
 
   it('prunes a large backlog in chunks', async () => {

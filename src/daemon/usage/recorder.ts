@@ -1,10 +1,13 @@
 // Records every finished request: subscribes to the daemon's event bus, pairs each request's
 // `started` event with its `finished`/`failed` one, prices it, and queues the row. The request
-// path pays one Map lookup and an array push; rows reach SQLite in batches every `flushIntervalMs`
-// (500 ms, so a crash loses at most the last half second) and on close (`gateway stop` loses none).
+// path pays one Map lookup, the price and an array push (~3 µs); rows reach SQLite in batches every
+// `flushIntervalMs` (500 ms, so a crash loses at most the last half second) and on close
+// (`gateway stop` loses none). A backlog is written a few hundred rows per event-loop turn, so a
+// busy second never stalls the requests being served for more than a couple of milliseconds.
 import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
 import { bareModel, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { floorHour, type UsageRow, type UsageStore } from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -52,11 +55,16 @@ export interface RecorderOptions {
   flushIntervalMs?: number;
   /** A batch this large is written at once (on the next turn of the event loop), not at the tick. */
   maxBatch?: number;
+  /** Rows per transaction when draining on the timer: bounds how long one write holds the event loop. */
+  chunkRows?: number;
   /** Rows kept in memory while the database refuses writes; the oldest are dropped past this. */
   maxBuffered?: number;
   retentionDays?: number;
   rollupRetentionDays?: number;
   pruneIntervalMs?: number;
+  /** WAL checkpoints in a worker thread (default true for a file). */
+  backgroundCheckpoints?: boolean;
+  checkpointIntervalMs?: number;
   log?: (line: string) => void;
   now?: () => number;
 }
@@ -71,7 +79,9 @@ export class UsageRecorder {
   private listeners = new Set<(ev: LiveEvent) => void>();
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
-  private flushQueued = false;
+  private draining = false;
+  /** The background WAL checkpointer, when running. */
+  checkpointer: Checkpointer | undefined;
   private lastFailureLog = 0;
   private readonly opts: Required<Omit<RecorderOptions, 'store' | 'bus' | 'prices'>>;
 
@@ -81,10 +91,13 @@ export class UsageRecorder {
     this.opts = {
       flushIntervalMs: o.flushIntervalMs ?? 500,
       maxBatch: o.maxBatch ?? 1_000,
+      chunkRows: o.chunkRows ?? 250,
       maxBuffered: o.maxBuffered ?? 200_000,
       retentionDays: o.retentionDays ?? USAGE_DEFAULTS.retentionDays,
       rollupRetentionDays: o.rollupRetentionDays ?? USAGE_DEFAULTS.rollupRetentionDays,
       pruneIntervalMs: o.pruneIntervalMs ?? 3_600_000,
+      backgroundCheckpoints: o.backgroundCheckpoints ?? o.store.path !== ':memory:',
+      checkpointIntervalMs: o.checkpointIntervalMs ?? 2_000,
       log: o.log ?? (() => {}),
       now: o.now ?? Date.now,
     };
@@ -92,10 +105,11 @@ export class UsageRecorder {
 
   start(): this {
     this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev));
-    const flush = setInterval(() => this.flush(), this.opts.flushIntervalMs);
+    const flush = setInterval(() => this.drain(), this.opts.flushIntervalMs);
     const prune = setInterval(() => this.prune(), this.opts.pruneIntervalMs);
     const firstPrune = setTimeout(() => this.prune(), 5_000);
     for (const t of [flush, prune, firstPrune]) { t.unref(); this.timers.push(t); }
+    if (this.opts.backgroundCheckpoints) this.checkpointer = startCheckpointer(this.store.db, this.store.path, { log: this.opts.log, intervalMs: this.opts.checkpointIntervalMs });
     return this;
   }
 
@@ -151,10 +165,7 @@ export class UsageRecorder {
         this.buffer.push(row);
         this.stats.buffered = this.buffer.length;
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
-        if (this.buffer.length >= this.opts.maxBatch && !this.flushQueued) {
-          this.flushQueued = true;
-          setImmediate(() => { this.flushQueued = false; this.flush(); });
-        }
+        if (this.buffer.length >= this.opts.maxBatch && !this.draining) setImmediate(() => this.drain());
         return;
       }
       default: {
@@ -164,11 +175,33 @@ export class UsageRecorder {
     }
   }
 
-  /** Writes everything queued; returns how many rows were written. Never throws. */
+  /** Writes everything queued now, in one go (before a read, and on close). Never throws. */
   flush(): number {
     if (this.buffer.length === 0) return 0;
     const rows = this.buffer;
     this.buffer = [];
+    return this.write(rows);
+  }
+
+  /** Writes the queue `chunkRows` at a time, yielding to the event loop between transactions. */
+  private drain(): void {
+    if (this.draining || !this.unsubscribe) return;
+    this.draining = true;
+    // Only what is queued now: rows arriving meanwhile wait for the next tick, so a busy daemon
+    // gets a few full transactions per tick rather than an endless trickle of tiny ones.
+    let remaining = this.buffer.length;
+    const step = () => {
+      const n = Math.min(this.opts.chunkRows, remaining, this.buffer.length);
+      if (n === 0 || !this.unsubscribe) { this.draining = false; return; }
+      remaining -= n;
+      if (this.write(this.buffer.splice(0, n)) === 0) { this.draining = false; return; } // retried at the next tick
+      setImmediate(step);
+    };
+    step();
+  }
+
+  /** One transaction (or a few for a very large set); on failure the rows go back to the queue. */
+  private write(rows: UsageRow[]): number {
     const t0 = performance.now();
     try {
       for (let i = 0; i < rows.length; i += 5_000) this.store.insert(rows.slice(i, i + 5_000));
@@ -231,13 +264,17 @@ export class UsageRecorder {
     return () => { this.listeners.delete(fn); };
   }
 
-  /** Stops listening, writes what is queued, closes the database. */
-  close(): void {
+  /**
+   * Stops listening, writes what is queued and closes the database. Everything that matters
+   * happens before the first await: the queue is on disk when this returns its promise.
+   */
+  async close(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.flush();
+    await this.checkpointer?.stop();
     this.store.close();
   }
 }
