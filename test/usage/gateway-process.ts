@@ -1,6 +1,6 @@
 // A real gateway daemon process (`gateway start`, built dist/) in a temp state directory, against
 // the three mock providers running in the test process; the CLI runs as a user would run it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
@@ -16,8 +16,9 @@ export interface GatewayProcess {
   close(): Promise<void>;
 }
 
-export async function startGatewayProcess(extraEnv: Record<string, string> = {}): Promise<GatewayProcess> {
+export async function startGatewayProcess(extraEnv: Record<string, string> = {}, config?: unknown): Promise<GatewayProcess> {
   const home = makeTempHome('gateway-usage-');
+  if (config !== undefined) writeFileSync(join(home.dir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
   const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai'), startMockProvider('gemini')]);
   const env: Record<string, string> = {
     GATEWAY_ANTHROPIC_BASE_URL: anthropic.origin, GATEWAY_OPENAI_BASE_URL: openai.origin, GATEWAY_GEMINI_BASE_URL: gemini.origin,

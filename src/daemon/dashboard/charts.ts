@@ -9,12 +9,12 @@ const W = 1160;
 const H = 200;
 const M = { top: 12, right: 8, bottom: 26, left: 52 };
 
-/** A round axis maximum ≥ v: 1, 2, 2.5, 5 × 10^n. */
-export function niceMax(v: number): number {
-  if (v <= 0) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
+/** Four round steps that cover `v`: step 1, 2 or 5 × 10^n (counts never get fractional ticks). */
+export function niceScale(v: number): { max: number; step: number } {
+  const raw = Math.max(v, 4) / 4;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((x) => x >= raw) ?? 10 * p;
+  return { max: step * 4, step };
 }
 
 /** Which columns get a time label: clock-aligned hours (midnight shows the date), or every k-th day. */
@@ -46,7 +46,7 @@ export interface TimeChartOptions {
 export function timeChart(o: TimeChartOptions): Html {
   const n = o.times.length;
   const totals = o.times.map((_, i) => o.series.reduce((s, se) => s + (se.values[i] ?? 0), 0));
-  const max = niceMax(Math.max(0, ...totals));
+  const { max, step } = niceScale(Math.max(0, ...totals));
   const pw = W - M.left - M.right;
   const ph = H - M.top - M.bottom;
   const slot = pw / Math.max(n, 1);
@@ -54,7 +54,7 @@ export function timeChart(o: TimeChartOptions): Html {
   const y = (v: number) => M.top + ph - (v / max) * ph;
   const parts: string[] = [];
   for (let k = 0; k <= 4; k++) {
-    const v = (max / 4) * k;
+    const v = step * k;
     const yy = y(v).toFixed(1);
     parts.push(`<line class="gridline" x1="${M.left}" x2="${W - M.right}" y1="${yy}" y2="${yy}"/>`);
     parts.push(`<text class="ylab" x="${M.left - 8}" y="${yy}" dy="0.32em" text-anchor="end">${escapeHtml(o.format(v))}</text>`);

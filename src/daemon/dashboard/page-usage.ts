@@ -37,20 +37,20 @@ function qs(params: Record<string, string | undefined>): string {
 function costCell(cost: number | null, unpriced: number, requests: number): Html {
   if (requests === 0) return html`<span class="muted">–</span>`;
   if (cost === null) return html`<span class="muted" title="no price for this model in the price table">unknown</span>`;
-  return html`${fmtUsd(cost)}${unpriced > 0 ? html`<span class="muted small" title="${unpriced} requests could not be priced"> +${fmtInt(unpriced)} unpriced</span>` : ''}`;
+  return html`${fmtUsd(cost)}${unpriced > 0 ? html`<span class="muted small nowrap" title="${unpriced} could not be priced"> +${fmtInt(unpriced)} unpriced</span>` : ''}`;
 }
 
 function stats(t: UsageTotals): Html {
   const errRate = t.requests > 0 ? (t.errors / t.requests) * 100 : 0;
   return html`<div class="stats four">
   <div class="stat"><div class="stat-label">Requests</div><div class="stat-value" data-stat="requests" data-value="${t.requests}">${fmtInt(t.requests)}</div>
-    <div class="stat-foot ${t.errors > 0 ? 'bad' : ''}">${fmtInt(t.errors)} errors${t.requests > 0 ? ` · ${errRate.toFixed(errRate < 10 ? 1 : 0)}%` : ''}</div></div>
+    <div class="stat-foot ${t.errors > 0 ? 'bad' : ''}">${fmtInt(t.errors)} ${t.errors === 1 ? 'error' : 'errors'}${t.requests > 0 ? ` · ${errRate.toFixed(errRate < 10 ? 1 : 0)}%` : ''}</div></div>
   <div class="stat"><div class="stat-label">Input tokens</div><div class="stat-value" data-stat="input" data-value="${t.inputTokens}">${fmtCompact(t.inputTokens)}</div>
     <div class="stat-foot">${fmtCompact(t.cachedTokens)} cached</div></div>
   <div class="stat"><div class="stat-label">Output tokens</div><div class="stat-value" data-stat="output" data-value="${t.outputTokens}">${fmtCompact(t.outputTokens)}</div>
     <div class="stat-foot">${fmtCompact(t.reasoningTokens)} reasoning</div></div>
   <div class="stat"><div class="stat-label">Cost</div><div class="stat-value" data-stat="cost" data-value="${t.cost ?? ''}">${t.requests === 0 ? '$0.00' : fmtUsd(t.cost)}</div>
-    <div class="stat-foot">${t.unpricedRequests > 0 ? `${fmtInt(t.unpricedRequests)} requests unpriced` : 'all requests priced'}</div></div>
+    <div class="stat-foot">${t.requests === 0 ? 'no requests' : t.unpricedRequests > 0 ? `${fmtInt(t.unpricedRequests)} ${t.unpricedRequests === 1 ? 'request' : 'requests'} unpriced` : 'all requests priced'}</div></div>
 </div>`;
 }
 
@@ -161,10 +161,11 @@ export function usagePage(v: UsageView): Html {
   Totals and charts cover whole hours. Individual requests are kept ${v.retention.retentionDays} days, hourly totals ${v.retention.rollupRetentionDays} days.</p>`;
   if (v.totals.requests === 0 && !v.filters.before) {
     return html`${head}${stats(v.totals)}<section class="card empty"><h3>No requests in this period</h3>
-      <p>Create a proxy key on the <a href="/dashboard/keys">Keys</a> page, point an app at the gateway, and its traffic shows up here.</p></section>${charts(v)}${foot}`;
+      <p>Create a proxy key on the <a href="/dashboard/keys">Keys</a> page, point an app at the gateway, and its traffic shows up here.</p>
+      <p><a class="btn" href="/dashboard/keys">Go to Keys</a>${v.range !== '1y' ? html` <a class="btn ghost" href="/dashboard/usage?range=1y">Look at the last year</a>` : ''}</p></section>${foot}`;
   }
   return html`${head}${stats(v.totals)}${charts(v)}
-<div class="grid two">${breakdown('Cost by model', 'by-model', v.byModel, modelLabel)}${breakdown('Cost by key', 'by-key', v.byKey, (g) => html`${g.label}`)}</div>
+<div class="grid two">${breakdown('Cost by model', 'by-model', v.byModel, modelLabel)}${breakdown('Cost by key', 'by-key', v.byKey, (g) => html`<span class="nowrap">${g.label}</span>`)}</div>
 ${latencyTable(v.latency)}
 ${recentTable(v)}
 ${foot}`;
