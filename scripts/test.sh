@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# `npm test`: type-check and build, then run every test. On Linux without a desktop session it
-# starts a private D-Bus session with gnome-keyring unlocked, so the keychain tests use the real
-# Secret Service (never the user's own keyring, which lives on the user's session bus).
+# `npm test`: type-check and build, then run every test. On Linux it runs them in a private D-Bus
+# session with a throwaway gnome-keyring, unlocked, so the keychain tests use a real Secret Service
+# and never the user's own keyring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx tsc -p tsconfig.json
 if [ "$(uname -s)" = Linux ] && [ -z "${GATEWAY_TEST_IN_DBUS:-}" ] \
    && command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null; then
   export GATEWAY_TEST_IN_DBUS=1
-  exec dbus-run-session -- bash -c 'echo -n test-keyring | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec npx vitest run "$@"' vitest "$@"
+  # gnome-keyring keeps its files under XDG_DATA_HOME: a throwaway one, never the user's keyrings.
+  XDG_DATA_HOME=$(mktemp -d)
+  export XDG_DATA_HOME
+  trap 'rm -rf "$XDG_DATA_HOME"' EXIT
+  dbus-run-session -- bash -c 'echo -n test-keyring | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec npx vitest run "$@"' vitest "$@"
+  exit $?
 fi
 exec npx vitest run "$@"

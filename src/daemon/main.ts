@@ -48,12 +48,16 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      // Hold the process open until the last step: once the server is closed, an await on
+      // something without a handle of its own (a worker's reply) would let Node exit half-way.
+      const hold = setInterval(() => {}, 1000);
       log('stopping: draining in-flight requests (up to 10 s)');
       await daemon?.close(10_000);
       await recorder?.close(); // writes every row still queued
       await flushUsage();
       rmSync(join(dir, FILES.daemon), { force: true });
       log('stopped');
+      clearInterval(hold);
     })();
     return stopping;
   };
@@ -95,7 +99,11 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   const info: DaemonFile = { pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString() };
   writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => { void stop().then(() => process.exit(0)); });
+    process.once(sig, () => {
+      // The drain takes at most 10 s; whatever still hangs after 15 s must not keep the port.
+      setTimeout(() => process.exit(1), 15_000).unref();
+      void stop().then(() => process.exit(0));
+    });
   }
   return { url: daemon.url, close: stop };
 }
