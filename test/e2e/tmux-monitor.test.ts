@@ -108,6 +108,7 @@ describe.skipIf(!hasTmux)('gateway monitor in tmux', () => {
       const screen = await tmux.waitFor('mon', (s) => s.includes(`requests ${before + 200} · errors 0 · in flight 0`), 'all 200 counted, none in flight', 15_000);
       expect(screen).toMatch(/\d+(\.\d+)? req\/s/);
       expect(pauseMs).toBeLessThan(3000);
+      console.info(`monitor under 200 concurrent streams: a key press was on screen in ${pauseMs} ms`);
       await expect.poll(() => events.filter((e) => e.type === 'finished').length, { timeout: 5000 }).toBe(200);
       expect(events.filter((e) => e.type === 'failed')).toHaveLength(0);
     } finally {

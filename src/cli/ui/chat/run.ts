@@ -3,7 +3,7 @@
 // piped stdin, for scripts) or opens the interactive Ink chat.
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { readConfig } from '../../../daemon/store/config.js';
+import { readConfig, setLastChatModel } from '../../../daemon/store/config.js';
 import { resolveModel } from '../../../providers/models.js';
 import { PROVIDERS, type ProviderId } from '../../../providers/types.js';
 import { ensureClientKey } from '../../client-env.js';
@@ -62,8 +62,9 @@ function checkModel(dir: string): (name: string) => string | undefined {
   };
 }
 
+/** The next chat's default; written only when it changes. */
 async function rememberModel(dir: string, model: string): Promise<void> {
-  const { setLastChatModel } = await import('../../../daemon/store/config.js');
+  if (readConfig(dir).lastChatModel === model) return;
   await setLastChatModel(dir, model).catch(() => { /* a read-only config only loses the default */ });
 }
 
