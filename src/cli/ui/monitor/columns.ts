@@ -2,7 +2,7 @@
 // or narrows columns as the terminal narrows, and the provider/model column takes what is left.
 import { familyOf } from '../../../providers/models.js';
 import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/format.js';
-import type { Row } from './state.js';
+import type { Row } from './rows.js';
 
 export type ColumnId = 'seq' | 'time' | 'key' | 'mode' | 'model' | 'path' | 'status' | 'ttfb' | 'dur' | 'tokens' | 'tps';
 

@@ -2,7 +2,7 @@
 // its usage, its error and its request headers (credentials already masked by the daemon).
 import { bytes, clock, compact, duration, fit } from '../common/format.js';
 import { tokensPerSecond } from './columns.js';
-import type { Row } from './state.js';
+import type { Row } from './rows.js';
 
 export interface DetailLine { text: string; tone?: 'error' | 'muted' | 'title' }
 

@@ -2,7 +2,7 @@
 //   openai            bare word: provider, model, key name or status (substring, any case)
 //   provider:gemini   p: — key:chat k: — model:gpt m: — mode:native — status:429 s: (4xx, 5xx, err, ok, live)
 //   -key:env          a leading "-" negates a term
-import type { Row } from './state.js';
+import type { Row } from './rows.js';
 
 type Field = 'provider' | 'key' | 'model' | 'mode' | 'status' | 'any';
 

@@ -2,42 +2,13 @@
 // totals and the one-minute request rate, pause, filter, selection and the details view. Time
 // comes in with the actions (`now`), so a scripted event sequence always gives the same frames.
 import type { Key } from 'ink';
-import type { GatewayEvent, RequestMode, TokenUsage } from '../../../daemon/events.js';
-import type { ProviderId } from '../../../providers/types.js';
+import type { GatewayEvent } from '../../../daemon/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
 import { matches, NO_FILTER, parseFilter, type Filter } from './filter.js';
 import { commandFor } from './keys.js';
+import { applyEvent, type Row, type Totals, type Work } from './rows.js';
 
-export type RowState = 'live' | 'ok' | 'error' | 'lost';
-
-export interface Row {
-  seq: number;
-  id: string;
-  start: number;
-  keyName: string | null;
-  keyId: string | null;
-  mode: RequestMode | null;
-  provider: ProviderId | null;
-  model: string | null;
-  method: string | null;
-  path: string | null;
-  stream: boolean | null;
-  requestBytes: number | null;
-  headers: Record<string, string> | null;
-  state: RowState;
-  status: number | null;
-  ttfbMs: number | null;
-  /** Event time of the first byte, for the live tokens/s. */
-  firstByteAt: number | null;
-  durationMs: number | null;
-  chunks: number;
-  outputBytes: number;
-  /** Output tokens counted so far while streaming. */
-  liveTokens: number | null;
-  usage: TokenUsage;
-  error: { code: string; message: string } | null;
-  end: number | null;
-}
+export type { Row, RowState } from './rows.js';
 
 /** One <Static> item; its React key is `${gen}:${index}`, as items are only ever appended within a generation. */
 export type PrintItem =
@@ -61,7 +32,7 @@ export interface MonitorState {
   printed: { gen: number; items: PrintItem[] };
   /** Bumped when the screen must be wiped before the next generation prints. */
   clearScreen: number;
-  totals: { requests: number; errors: number; tokensIn: number; tokensOut: number };
+  totals: Totals;
   /** Requests started per second over the last minute: [epoch second, count]. */
   rate: Array<[number, number]>;
   paused: { at: number; held: GatewayEvent[]; dropped: number } | null;
@@ -107,89 +78,12 @@ export function initialState(now: number): MonitorState {
   };
 }
 
-function blankRow(seq: number, id: string, start: number): Row {
-  return {
-    seq, id, start, keyName: null, keyId: null, mode: null, provider: null, model: null, method: null, path: null,
-    stream: null, requestBytes: null, headers: null, state: 'live', status: null, ttfbMs: null, firstByteAt: null,
-    durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, end: null,
-  };
-}
-
-function countRate(rate: Array<[number, number]>, time: number): Array<[number, number]> {
-  const sec = Math.floor(time / 1000);
-  const out = rate.filter(([s]) => s > sec - 60);
-  const last = out[out.length - 1];
-  if (last && last[0] === sec) out[out.length - 1] = [sec, last[1] + 1];
-  else out.push([sec, 1]);
-  return out;
-}
-
 /** Requests per second over the last minute (or since the monitor started, when that is shorter). */
 export function requestRate(s: MonitorState): number {
   const sec = Math.floor(s.now / 1000);
   const count = s.rate.reduce((n, [t, c]) => (t > sec - 60 ? n + c : n), 0);
   const window = Math.min(60, Math.max(1, (s.now - s.since) / 1000));
   return count / window;
-}
-
-/** Mutable working copy for one batch of events; keeps the reducer linear in the batch size. */
-interface Work {
-  live: Map<string, Row>;
-  done: Row[];
-  newlyDone: Row[];
-  totals: MonitorState['totals'];
-  rate: Array<[number, number]>;
-  nextSeq: number;
-}
-
-function applyEvent(w: Work, ev: GatewayEvent): void {
-  switch (ev.type) {
-    case 'started': {
-      const row = blankRow(w.nextSeq++, ev.id, ev.time);
-      Object.assign(row, {
-        keyName: ev.keyName, keyId: ev.keyId, mode: ev.mode, provider: ev.provider, model: ev.model, method: ev.method,
-        path: ev.path, stream: ev.stream, requestBytes: ev.requestBytes, headers: ev.headers ?? null,
-      });
-      w.live.set(ev.id, row);
-      w.totals.requests++;
-      w.rate = countRate(w.rate, ev.time);
-      return;
-    }
-    case 'first_byte': {
-      const row = w.live.get(ev.id);
-      if (row) w.live.set(ev.id, { ...row, ttfbMs: ev.ttfbMs, firstByteAt: ev.time, stream: ev.stream ?? row.stream });
-      return;
-    }
-    case 'progress': {
-      const row = w.live.get(ev.id);
-      if (row) w.live.set(ev.id, { ...row, chunks: ev.chunks, outputBytes: ev.outputBytes, liveTokens: ev.outputTokens ?? row.liveTokens });
-      return;
-    }
-    case 'finished':
-    case 'failed': {
-      let row = w.live.get(ev.id);
-      w.live.delete(ev.id);
-      if (!row) {
-        // Started before the monitor attached: show what the end event tells.
-        row = blankRow(w.nextSeq++, ev.id, ev.time - ev.durationMs);
-        w.totals.requests++;
-        w.rate = countRate(w.rate, ev.time);
-      }
-      const end: Row = {
-        ...row, status: ev.status, durationMs: ev.durationMs, ttfbMs: ev.ttfbMs ?? row.ttfbMs, usage: ev.usage, end: ev.time,
-        state: ev.type === 'finished' ? 'ok' : 'error',
-        error: ev.type === 'failed' ? { code: ev.code, message: ev.message } : null,
-        ...(ev.type === 'finished' ? { outputBytes: ev.outputBytes, model: row.model ?? ev.model } : {}),
-      };
-      w.totals.tokensIn += ev.usage.inputTokens ?? 0;
-      w.totals.tokensOut += ev.usage.outputTokens ?? 0;
-      if (ev.type === 'failed') w.totals.errors++;
-      w.done.push(end);
-      w.newlyDone.push(end);
-      return;
-    }
-    default: { const never: never = ev; return never; }
-  }
 }
 
 function rowItem(row: Row): PrintItem {
