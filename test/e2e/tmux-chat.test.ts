@@ -1,6 +1,7 @@
 // `gateway chat` in a real terminal (tmux) against a real background daemon with mock providers:
 // an answer streams onto the screen, /model switches provider mid-conversation with the history
-// kept, Ctrl-C stops an answer (and its upstream request) without leaving, Ctrl-D leaves.
+// kept, Ctrl-C stops an answer (and its upstream request) without leaving, a daemon restart is
+// survived, Ctrl-D leaves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_BIN } from '../helpers/cli.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
@@ -66,6 +67,10 @@ describe.skipIf(!hasTmux)('gateway chat in tmux', () => {
     gw.mocks.openai.setHandler(undefined);
     send('still there?');
     await tmux.waitFor('chat', (s) => s.split(MOCK_TEXT).length >= 2 && s.includes('› still there?'), 'the chat goes on');
+    // The daemon restarts on another port (GATEWAY_PORT=0): the chat finds it again.
+    await gw.restart();
+    send('after the restart?');
+    await tmux.waitFor('chat', (s) => s.split(MOCK_TEXT).length >= 3 && s.includes('› after the restart?'), 'an answer from the restarted daemon');
     tmux.keys('chat', 'C-d');
     await tmux.waitFor('chat', (s) => s.includes('[exited 0]'), 'left with exit 0');
   });

@@ -25,7 +25,8 @@ export class ChatRequestError extends Error {
 }
 
 export interface ChatClient {
-  readonly url: string;
+  /** Where the daemon is now (it may have restarted on another port). */
+  url(): string;
   stream(model: string, messages: ChatMessage[], onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatAnswer>;
   models(signal?: AbortSignal): Promise<string[]>;
 }
@@ -66,12 +67,15 @@ function networkError(url: string, e: unknown): ChatRequestError {
   return new ChatRequestError(`cannot reach the gateway at ${url}: ${(e as Error).message}`);
 }
 
-export function createChatClient(url: string, key: string): ChatClient {
+/** `url` is a fixed base URL, or a function that finds the daemon again for each request. */
+export function createChatClient(url: string | (() => string), key: string): ChatClient {
+  const base = typeof url === 'string' ? () => url : url;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'user-agent': 'gateway-chat' };
   return {
-    url,
+    url: base,
     async stream(model, messages, onDelta, signal) {
       const t0 = performance.now();
+      const url = base();
       let res: Response;
       try {
         res = await fetch(`${url}/v1/chat/completions`, {
@@ -125,6 +129,7 @@ export function createChatClient(url: string, key: string): ChatClient {
       return answer;
     },
     async models(signal) {
+      const url = base();
       let res: Response;
       try {
         res = await fetch(`${url}/v1/models`, { headers, signal: signal ?? AbortSignal.timeout(30_000) });

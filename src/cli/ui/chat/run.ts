@@ -76,7 +76,8 @@ export async function runChat(opts: ChatOptions): Promise<void> {
     throw new CliError('interactive chat needs a terminal; pass a message (gateway chat "…") or pipe one in');
   }
   const { key } = await ensureClientKey({ dir: opts.dir, env: process.env, name: CHAT_KEY_NAME, insecureStorage: opts.insecureStorage });
-  const client = createChatClient(clientUrl(daemon.url), key);
+  // Found again for each request, so a chat outlives a daemon restart on another port.
+  const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemon.url), key);
   const model = await pickModel(opts.dir, client, opts.model);
   if (opts.model) {
     const why = checkModel(opts.dir)(opts.model);
