@@ -56,15 +56,23 @@ export class KeyIndex {
   private byHash = new Map<string, KeyRecord>();
   private watcher: FSWatcher | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
-  private reloads = 0;
+  private reloading: Promise<void> = Promise.resolve();
   readonly path: string;
 
   constructor(readonly dir: string) { this.path = join(dir, FILES.keys); }
 
-  async reload(): Promise<void> {
-    // Only the newest reload may publish: an older one (say, the watcher's) can finish later
-    // with the file as it was before a revocation.
-    const generation = ++this.reloads;
+  /**
+   * Re-reads keys.json. Reloads run one after another, so when one resolves the index reflects a
+   * read made after it was called: an earlier reload (say, the watcher's) can never publish the
+   * file as it was before a revocation after the revocation's own reload.
+   */
+  reload(): Promise<void> {
+    const run = this.reloading.then(() => this.load());
+    this.reloading = run.catch(() => {});
+    return run;
+  }
+
+  private async load(): Promise<void> {
     let keys: KeyRecord[] = [];
     try {
       const parsed = JSON.parse(await readFile(this.path, 'utf8')) as { keys?: KeyRecord[] };
@@ -77,7 +85,7 @@ export class KeyIndex {
     }
     const next = new Map<string, KeyRecord>();
     for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, k);
-    if (generation === this.reloads) this.byHash = next;
+    this.byHash = next;
   }
 
   /** Watches the state directory so a `keys revoke` made while we run applies at once. */

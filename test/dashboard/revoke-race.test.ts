@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { KeyIndex } from '../../src/daemon/auth.js';
 import { KeyStore } from '../../src/daemon/store/keys.js';
 
-it('a reload that started before a revocation never overwrites the one after it', async () => {
+it('once the reload after a revocation resolves, the key is refused', async () => {
   let accepted = 0;
   for (let i = 0; i < 200; i++) {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-race-'));
@@ -20,6 +20,14 @@ it('a reload that started before a revocation never overwrites the one after it'
     await index.reload(); // what the dashboard's revoke does
     await early;
     try { index.authenticate(key); accepted++; } catch { /* revoked, as it should be */ }
+    // and when a later reload (the watcher's, after the revocation) is still running
+    const second = store.create({ name: `b${i}` });
+    await index.reload();
+    store.revoke(second.record.id);
+    const mine = index.reload();
+    void index.reload();
+    await mine;
+    try { index.authenticate(second.key); accepted++; } catch { /* revoked */ }
     rmSync(dir, { recursive: true, force: true });
   }
   expect(accepted).toBe(0);
