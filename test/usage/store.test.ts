@@ -66,6 +66,32 @@ describe('schema and migrations', () => {
     db.close();
   });
 
+  it('v1 → v2 backfills per-hour totals and daily rollups from the hourly ones', async () => {
+    const path = join(dir, 'v1.db');
+    const { DatabaseSync } = await loadSqlite();
+    const db = new DatabaseSync(path);
+    migrate(db, MIGRATIONS.slice(0, 1));
+    expect(schemaVersion(db)).toBe(1);
+    const day = Math.floor(Date.now() / DAY) * DAY - 10 * DAY;
+    const ins = db.prepare('INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    for (let h = 0; h < 48; h++) for (const key of ['k1', 'k2']) ins.run(day + h * HOUR_MS, key, 'openai', 'gpt-4o', `name-${key}`, 3, 1, 30, 20, 10, 0, 5, 0.25, 1, 300);
+    db.prepare("INSERT INTO latency_hourly VALUES (?, 'openai', 'duration', 40, 7)").run(day + HOUR_MS);
+    db.prepare("INSERT INTO latency_hourly VALUES (?, 'openai', 'duration', 40, 5)").run(day + 30 * HOUR_MS);
+    db.close();
+    const store = await UsageStore.open(path);
+    expect(schemaVersion(store.db)).toBe(SCHEMA_VERSION);
+    expect(store.db.prepare('SELECT COUNT(*) AS n, SUM(requests) AS r FROM hourly_totals').get()).toEqual({ n: 48, r: 288 });
+    expect(store.db.prepare('SELECT day, key_id, requests, cost FROM daily ORDER BY day, key_id').all()).toEqual([
+      { day, key_id: 'k1', requests: 72, cost: 6 }, { day, key_id: 'k2', requests: 72, cost: 6 },
+      { day: day + DAY, key_id: 'k1', requests: 72, cost: 6 }, { day: day + DAY, key_id: 'k2', requests: 72, cost: 6 },
+    ]);
+    expect(store.db.prepare('SELECT day, hist FROM latency_daily ORDER BY day').all()).toEqual([{ day, hist: '{"40":7}' }, { day: day + DAY, hist: '{"40":5}' }]);
+    const r = { since: day - DAY, until: Date.now() };
+    expect(usageTotals(store.db, r)).toMatchObject({ requests: 288, errors: 96, unpricedRequests: 96 });
+    expect(usageGroups(store.db, r, 'key').map((g) => [g.label, g.requests])).toEqual([['name-k1', 144], ['name-k2', 144]]);
+    store.close();
+  });
+
   it('refuses a database written by a newer gateway', async () => {
     const { DatabaseSync } = await loadSqlite();
     const path = join(dir, 'future.db');

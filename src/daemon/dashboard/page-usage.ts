@@ -37,7 +37,7 @@ function qs(params: Record<string, string | undefined>): string {
 function costCell(cost: number | null, unpriced: number, requests: number): Html {
   if (requests === 0) return html`<span class="muted">–</span>`;
   if (cost === null) return html`<span class="muted" title="no price for this model in the price table">unknown</span>`;
-  return html`${fmtUsd(cost)}${unpriced > 0 ? html`<span class="muted small nowrap" title="${unpriced} could not be priced"> +${fmtInt(unpriced)} unpriced</span>` : ''}`;
+  return html`${fmtUsd(cost)}${unpriced > 0 ? html`<div class="muted small nowrap" title="${unpriced} could not be priced">+${fmtInt(unpriced)} unpriced</div>` : ''}`;
 }
 
 function stats(t: UsageTotals): Html {

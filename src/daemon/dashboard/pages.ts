@@ -1,7 +1,7 @@
 // Gathers each page's data and renders it in the shared frame.
 import type { RunningDaemon } from '../server.js';
 import { VERSION } from '../server.js';
-import { filterOptions, latencyByProvider, recentRequests, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../usage/queries.js';
+import { filterOptions, groupCombos, latencyByProvider, recentRequests, usageCombos, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../usage/queries.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { parseSince } from '../usage/settings.js';
 import { bareModel } from '../usage/prices.js';
@@ -61,12 +61,13 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
         key: q.get('key') || undefined, provider: q.get('provider') || undefined, model: q.get('model') || undefined,
         status: status === 'ok' || status === 'error' ? status : undefined, before: q.get('before') || undefined,
       };
+      const combos = usageCombos(db, r);
       body = usagePage({
         range, bucket, filters,
         totals: usageTotals(db, r), series: usageSeries(db, r, bucket),
-        byModel: usageGroups(db, r, 'model'), byKey: usageGroups(db, r, 'key'), latency: latencyByProvider(db, r),
+        byModel: groupCombos(combos, 'model'), byKey: groupCombos(combos, 'key'), latency: latencyByProvider(db, r),
         recent: recentRequests(db, { since: r.since, keyId: filters.key, provider: filters.provider, model: filters.model, status: filters.status, before: filters.before, limit: 50 }),
-        options: filterOptions(db, r),
+        options: filterOptions(db, r, combos),
         prices: { date: recorder.prices.date, overrides: recorder.prices.overrides },
         retention: recorder.retention,
       });

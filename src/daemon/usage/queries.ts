@@ -1,8 +1,9 @@
-// Read side of the usage history. Totals, charts and latency come from the hourly rollups (a year
-// is at most 8,760 hours per key/model), the recent-requests table from raw rows. `gateway usage`
-// and the dashboard call these same functions, which is why they always agree.
+// Read side of the usage history. Totals, charts and by-day come from the per-hour totals (8,760
+// rows a year); breakdowns by key, provider or model and latency read daily rollups for whole UTC
+// days and hourly ones only for the partial days at either end. The recent-requests table reads
+// raw rows. `gateway usage` and the dashboard call these same functions, so they always agree.
 import type { Database } from './sqlite.js';
-import { HOUR_MS, floorHour, type UsageRow } from './store.js';
+import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
 
 export type GroupBy = 'model' | 'key' | 'provider' | 'day';
@@ -71,6 +72,26 @@ export function hourRange(since: number, until: number): { from: number; to: num
   return { from: floorHour(since), to: floorHour(until) + HOUR_MS };
 }
 
+/** [from, to) as whole UTC days (daily tables) plus the hours before and after them (hourly tables). */
+export function splitRange(from: number, to: number): { hours: Array<[number, number]>; days: [number, number] | null } {
+  const d0 = Math.ceil(from / DAY_MS) * DAY_MS;
+  const d1 = floorDay(to);
+  if (d1 <= d0) return { hours: [[from, to]], days: null };
+  return { hours: ([[from, d0], [d1, to]] as Array<[number, number]>).filter(([a, b]) => b > a), days: [d0, d1] };
+}
+
+const DIM_COLUMNS = 'key_id, key_name, provider, model, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+
+/** A subquery over the rollups by key/provider/model for a range, and its parameters. */
+function dims(r: Range): { sql: string; args: number[] } {
+  const { from, to } = hourRange(r.since, r.until);
+  const split = splitRange(from, to);
+  const parts = split.hours.map(() => `SELECT ${DIM_COLUMNS} FROM hourly WHERE hour >= ? AND hour < ?`);
+  const args = split.hours.flat();
+  if (split.days) { parts.push(`SELECT ${DIM_COLUMNS} FROM daily WHERE day >= ? AND day < ?`); args.push(...split.days); }
+  return { sql: `(${parts.join(' UNION ALL ')})`, args };
+}
+
 /** `YYYY-MM-DD` of the local day containing `ms` (the daemon's time zone). */
 export function localDay(ms: number): string {
   const d = new Date(ms);
@@ -81,45 +102,43 @@ function byCost(a: UsageGroup, b: UsageGroup): number {
   return (b.cost ?? -1) - (a.cost ?? -1) || b.requests - a.requests || a.label.localeCompare(b.label);
 }
 
+/** SQLite's idea of the local day (the process time zone, DST included) of an hour column. */
+const LOCAL_DAY = "date(hour / 1000, 'unixepoch', 'localtime')";
+
 export function usageTotals(db: Database, r: Range): UsageTotals {
   const { from, to } = hourRange(r.since, r.until);
-  return totalsOf(db.prepare(`SELECT ${SUMS} FROM hourly WHERE hour >= ? AND hour < ?`).get(from, to) as unknown as RawSums);
+  return totalsOf(db.prepare(`SELECT ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ?`).get(from, to) as unknown as RawSums);
+}
+
+/** One row per key × provider × model in the range, summed inside SQLite. */
+export interface Combo extends RawSums { key_id: string; key_name: string; provider: string; model: string }
+
+export function usageCombos(db: Database, r: Range): Combo[] {
+  const src = dims(r);
+  return db.prepare(`SELECT key_id, MAX(key_name) AS key_name, provider, model, ${SUMS} FROM ${src.sql} GROUP BY key_id, provider, model`)
+    .all(...src.args) as unknown as Combo[];
+}
+
+/** Groups combos by model, key or provider. */
+export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'>): UsageGroup[] {
+  const groups = new Map<string, { label: string; sums: RawSums }>();
+  for (const c of combos) {
+    const [group, label] = by === 'model' ? [`${c.provider}/${c.model || '(unknown)'}`, `${c.provider}/${c.model || '(unknown)'}`]
+      : by === 'key' ? [String(c.key_id), String(c.key_name)] : [c.provider, c.provider];
+    let g = groups.get(group);
+    if (!g) { g = { label, sums: zeroSums() }; groups.set(group, g); }
+    addSums(g.sums, c);
+    if (by === 'key' && label > g.label) g.label = label;
+  }
+  return [...groups.entries()].map(([group, g]) => ({ group, label: g.label, ...totalsOf(g.sums) })).sort(byCost);
 }
 
 export function usageGroups(db: Database, r: Range, by: GroupBy): UsageGroup[] {
+  if (by !== 'day') return groupCombos(usageCombos(db, r), by);
   const { from, to } = hourRange(r.since, r.until);
-  switch (by) {
-    case 'model': {
-      const rows = db.prepare(`SELECT provider, model, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY provider, model`).all(from, to) as unknown as Array<RawSums & { provider: string; model: string }>;
-      return rows.map((s) => {
-        const group = `${s.provider}/${s.model || '(unknown)'}`;
-        return { group, label: group, ...totalsOf(s) };
-      }).sort(byCost);
-    }
-    case 'key': {
-      const rows = db.prepare(`SELECT key_id, MAX(key_name) AS key_name, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY key_id`).all(from, to) as unknown as Array<RawSums & { key_id: string; key_name: string }>;
-      return rows.map((s) => ({ group: s.key_id, label: s.key_name, ...totalsOf(s) })).sort(byCost);
-    }
-    case 'provider': {
-      const rows = db.prepare(`SELECT provider, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY provider`).all(from, to) as unknown as Array<RawSums & { provider: string }>;
-      return rows.map((s) => ({ group: s.provider, label: s.provider, ...totalsOf(s) })).sort(byCost);
-    }
-    case 'day': {
-      const rows = db.prepare(`SELECT hour, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY hour ORDER BY hour`).all(from, to) as unknown as Array<RawSums & { hour: number }>;
-      const days = new Map<string, RawSums>();
-      for (const s of rows) {
-        const day = localDay(Number(s.hour));
-        let acc = days.get(day);
-        if (!acc) { acc = zeroSums(); days.set(day, acc); }
-        addSums(acc, s);
-      }
-      return [...days.entries()].map(([day, s]) => ({ group: day, label: day, ...totalsOf(s) }));
-    }
-    default: {
-      const never: never = by;
-      return never;
-    }
-  }
+  const rows = db.prepare(`SELECT ${LOCAL_DAY} AS day, ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ? GROUP BY day ORDER BY day`)
+    .all(from, to) as unknown as Array<RawSums & { day: string }>;
+  return rows.map((s) => ({ group: s.day, label: s.day, ...totalsOf(s) }));
 }
 
 export interface SeriesPoint {
@@ -133,10 +152,11 @@ export interface SeriesPoint {
   cost: number;
 }
 
+const SERIES_SUMS = 'SUM(requests) AS requests, SUM(errors) AS errors, SUM(input_tokens) AS input, SUM(output_tokens) AS output, SUM(cached_tokens) AS cached, SUM(cost) AS cost';
+
 /** Continuous buckets (empty ones included) from the hour or local day containing `since` to `until`. */
 export function usageSeries(db: Database, r: Range, bucket: 'hour' | 'day'): SeriesPoint[] {
   const { from, to } = hourRange(r.since, r.until);
-  const rows = db.prepare(`SELECT hour, ${SUMS} FROM hourly WHERE hour >= ? AND hour < ? GROUP BY hour`).all(from, to) as unknown as Array<RawSums & { hour: number }>;
   const starts: number[] = [];
   if (bucket === 'hour') {
     for (let t = from; t < to; t += HOUR_MS) starts.push(t);
@@ -145,12 +165,13 @@ export function usageSeries(db: Database, r: Range, bucket: 'hour' | 'day'): Ser
     d.setHours(0, 0, 0, 0);
     while (d.getTime() < to) { starts.push(d.getTime()); d.setDate(d.getDate() + 1); }
   }
+  const index = new Map(starts.map((t, i) => [bucket === 'hour' ? String(t) : localDay(t), i]));
+  const key = bucket === 'hour' ? 'hour' : LOCAL_DAY;
+  const rows = db.prepare(`SELECT ${key} AS k, ${SERIES_SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ? GROUP BY k`)
+    .all(from, to) as unknown as Array<{ k: string | number; requests: number; errors: number; input: number; output: number; cached: number; cost: number }>;
   const points = starts.map((t) => ({ t, requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, cost: 0 }));
-  let i = 0;
-  for (const s of rows.sort((a, b) => Number(a.hour) - Number(b.hour))) {
-    const h = Number(s.hour);
-    while (i + 1 < starts.length && starts[i + 1]! <= h) i++;
-    const p = points[i];
+  for (const s of rows) {
+    const p = points[index.get(String(s.k)) ?? -1];
     if (!p) continue;
     p.requests += Number(s.requests); p.errors += Number(s.errors);
     p.inputTokens += Number(s.input); p.outputTokens += Number(s.output); p.cachedTokens += Number(s.cached);
@@ -163,12 +184,21 @@ export interface ProviderLatency { provider: string; duration: Percentiles; ttfb
 
 export function latencyByProvider(db: Database, r: Range): ProviderLatency[] {
   const { from, to } = hourRange(r.since, r.until);
-  const rows = db.prepare('SELECT provider, metric, bucket, SUM(count) AS n FROM latency_hourly WHERE hour >= ? AND hour < ? GROUP BY provider, metric, bucket').all(from, to) as unknown as Array<{ provider: string; metric: string; bucket: number; n: number }>;
+  const split = splitRange(from, to);
   const hists = new Map<string, { duration: Map<number, number>; ttfb: Map<number, number> }>();
-  for (const row of rows) {
-    let h = hists.get(row.provider);
-    if (!h) { h = { duration: new Map(), ttfb: new Map() }; hists.set(row.provider, h); }
-    (row.metric === 'ttfb' ? h.ttfb : h.duration).set(Number(row.bucket), Number(row.n));
+  const add = (provider: string, metric: string, bucket: number, n: number) => {
+    let h = hists.get(provider);
+    if (!h) { h = { duration: new Map(), ttfb: new Map() }; hists.set(provider, h); }
+    const m = metric === 'ttfb' ? h.ttfb : h.duration;
+    m.set(bucket, (m.get(bucket) ?? 0) + n);
+  };
+  const edge = db.prepare('SELECT provider, metric, bucket, SUM(count) AS n FROM latency_hourly WHERE hour >= ? AND hour < ? GROUP BY provider, metric, bucket');
+  for (const [a, b] of split.hours) {
+    for (const row of edge.all(a, b) as unknown as Array<{ provider: string; metric: string; bucket: number; n: number }>) add(row.provider, row.metric, Number(row.bucket), Number(row.n));
+  }
+  if (split.days) {
+    const days = db.prepare('SELECT provider, metric, hist FROM latency_daily WHERE day >= ? AND day < ?').all(...split.days) as unknown as Array<{ provider: string; metric: string; hist: string }>;
+    for (const row of days) for (const [b, n] of Object.entries(parseHist(row.hist))) add(row.provider, row.metric, Number(b), Number(n));
   }
   return [...hists.entries()].sort((a, b) => a[0].localeCompare(b[0]))
     .map(([provider, h]) => ({ provider, duration: percentiles(h.duration), ttfb: percentiles(h.ttfb) }));
@@ -233,10 +263,12 @@ export function recentRequests(db: Database, f: RequestFilter): { rows: StoredRe
 export interface FilterOptions { keys: Array<{ id: string; name: string }>; providers: string[]; models: string[] }
 
 /** What the filters can offer for a range: the keys, providers and models that appear in it. */
-export function filterOptions(db: Database, r: Range): FilterOptions {
-  const { from, to } = hourRange(r.since, r.until);
-  const keys = db.prepare('SELECT key_id AS id, MAX(key_name) AS name FROM hourly WHERE hour >= ? AND hour < ? GROUP BY key_id ORDER BY name').all(from, to) as unknown as Array<{ id: string; name: string }>;
-  const providers = (db.prepare('SELECT DISTINCT provider FROM hourly WHERE hour >= ? AND hour < ? ORDER BY provider').all(from, to) as unknown as Array<{ provider: string }>).map((x) => x.provider);
-  const models = (db.prepare("SELECT DISTINCT model FROM hourly WHERE hour >= ? AND hour < ? AND model <> '' ORDER BY model").all(from, to) as unknown as Array<{ model: string }>).map((x) => x.model);
-  return { keys: keys.map((k) => ({ id: String(k.id), name: String(k.name) })), providers, models };
+export function filterOptions(db: Database, r: Range, combos: readonly Combo[] = usageCombos(db, r)): FilterOptions {
+  const keys = new Map<string, string>();
+  for (const c of combos) if (!keys.has(String(c.key_id)) || String(c.key_name) > keys.get(String(c.key_id))!) keys.set(String(c.key_id), String(c.key_name));
+  return {
+    keys: [...keys.entries()].map(([id, name]) => ({ id, name })).sort((a, b) => a.name.localeCompare(b.name)),
+    providers: [...new Set(combos.map((c) => c.provider))].sort(),
+    models: [...new Set(combos.map((c) => c.model).filter(Boolean))].sort(),
+  };
 }

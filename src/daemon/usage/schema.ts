@@ -74,6 +74,34 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    description: 'per-hour totals and daily rollups, so a year renders from a few thousand rows',
+    up(db) {
+      const sums = `requests INTEGER NOT NULL, errors INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+          cached_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL,
+          cost REAL NOT NULL, unpriced INTEGER NOT NULL, duration_ms REAL NOT NULL`;
+      const sum = `SUM(requests), SUM(errors), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens), SUM(cache_write_tokens),
+          SUM(reasoning_tokens), SUM(cost), SUM(unpriced), SUM(duration_ms)`;
+      db.exec(`
+        CREATE TABLE hourly_totals (hour INTEGER PRIMARY KEY, ${sums});
+        CREATE TABLE daily (
+          day INTEGER NOT NULL, key_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, key_name TEXT NOT NULL, ${sums},
+          PRIMARY KEY (day, key_id, provider, model)
+        ) WITHOUT ROWID;
+        -- one JSON histogram ({"bucket": count}) per day, provider and metric: a year is ~2,000 rows
+        CREATE TABLE latency_daily (
+          day INTEGER NOT NULL, provider TEXT NOT NULL, metric TEXT NOT NULL, hist TEXT NOT NULL,
+          PRIMARY KEY (day, provider, metric)
+        ) WITHOUT ROWID;
+        INSERT INTO hourly_totals SELECT hour, ${sum} FROM hourly GROUP BY hour;
+        INSERT INTO daily SELECT (hour / 86400000) * 86400000, key_id, provider, model, MAX(key_name), ${sum} FROM hourly GROUP BY 1, 2, 3, 4;
+        INSERT INTO latency_daily SELECT day, provider, metric, json_group_object(CAST(bucket AS TEXT), n) FROM (
+          SELECT (hour / 86400000) * 86400000 AS day, provider, metric, bucket, SUM(count) AS n FROM latency_hourly GROUP BY 1, 2, 3, 4
+        ) GROUP BY day, provider, metric;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

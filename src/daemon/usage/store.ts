@@ -1,7 +1,8 @@
 // The usage history: one SQLite file (`usage.db`, 0600) in the state directory. Raw request rows
-// are kept for the retention period; hourly rollups (totals per key/provider/model and latency
-// histograms per provider) are written in the same transaction as the rows they summarize, so the
-// two never disagree, and they outlive the raw rows so long ranges render from a few rows per hour.
+// are kept for the retention period. Rollups are written in the same transaction as the rows they
+// summarize, so the two never disagree, and outlive the raw rows: per hour and per UTC day by
+// key/provider/model, per-hour totals, and latency histograms per provider by hour and by day.
+// A year of heavy use is then a few thousand rows to read, not millions.
 import { closeSync, existsSync, openSync, renameSync } from 'node:fs';
 import type { ProviderId } from '../../providers/types.js';
 import type { RequestMode } from '../events.js';
@@ -46,55 +47,96 @@ const INSERT_REQUEST = `INSERT INTO requests (request_id, started_at, key_id, ke
   stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
   cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-const UPSERT_HOURLY = `INSERT INTO hourly (hour, key_id, provider, model, key_name, requests, errors, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (hour, key_id, provider, model) DO UPDATE SET key_name = excluded.key_name,
-  requests = requests + excluded.requests, errors = errors + excluded.errors,
-  input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
-  cached_tokens = cached_tokens + excluded.cached_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-  reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost = cost + excluded.cost,
-  unpriced = unpriced + excluded.unpriced, duration_ms = duration_ms + excluded.duration_ms`;
+const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms'];
+const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
+const SUM_PARAMS = SUM_COLUMNS.map(() => '?').join(', ');
 
-const UPSERT_LATENCY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count) VALUES (?, ?, ?, ?, ?)
-  ON CONFLICT (hour, provider, metric, bucket) DO UPDATE SET count = count + excluded.count`;
+/** Upserts into `hourly` or `daily`: per period and key/provider/model. */
+const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_name, ${SUM_COLUMNS.join(', ')})
+  VALUES (?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
+const UPSERT_TOTALS = `INSERT INTO hourly_totals (hour, ${SUM_COLUMNS.join(', ')}) VALUES (?, ${SUM_PARAMS})
+  ON CONFLICT (hour) DO UPDATE SET ${ADD_SUMS}`;
+const UPSERT_LATENCY_HOURLY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count)
+  VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, provider, metric, bucket) DO UPDATE SET count = count + excluded.count`;
 
-interface HourAgg {
-  hour: number; keyId: string; provider: string; model: string; keyName: string;
-  requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number;
-  cost: number; unpriced: number; duration: number;
+/** A daily latency histogram `{"bucket": count}`; anything unreadable counts as empty. */
+export function parseHist(text: string | undefined): Record<number, number> {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<number, number>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export const DAY_MS = 86_400_000;
+/** Daily rollups are per UTC day. */
+export const floorDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
+
+interface Sums { requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number }
+interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyName: string }
+
+const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
+const sumValues = (a: Sums): number[] => [a.requests, a.errors, Math.round(a.input), Math.round(a.output), Math.round(a.cached),
+  Math.round(a.cacheWrite), Math.round(a.reasoning), a.cost, a.unpriced, a.duration];
+
+function addRow(a: Sums, r: UsageRow): void {
+  a.requests++;
+  if (isError(r.status)) a.errors++;
+  a.input += r.inputTokens ?? 0;
+  a.output += r.outputTokens ?? 0;
+  a.cached += r.cachedTokens ?? 0;
+  a.cacheWrite += r.cacheWriteTokens ?? 0;
+  a.reasoning += r.reasoningTokens ?? 0;
+  if (r.cost === null) a.unpriced++; else a.cost += r.cost;
+  a.duration += r.durationMs;
+}
+
+interface Aggregates {
+  hourly: DimAgg[];
+  daily: DimAgg[];
+  totals: Map<number, Sums>;
+  latencyHourly: Map<string, number>;
+  /** `day\0provider\0metric` → bucket → count */
+  latencyDaily: Map<string, Map<number, number>>;
 }
 
 /** Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. */
-function aggregate(rows: readonly UsageRow[]): { hourly: HourAgg[]; latency: Map<string, number> } {
-  const hourly = new Map<string, HourAgg>();
-  const latency = new Map<string, number>();
+function aggregate(rows: readonly UsageRow[]): Aggregates {
+  const hourly = new Map<string, DimAgg>();
+  const daily = new Map<string, DimAgg>();
+  const totals = new Map<number, Sums>();
+  const latencyHourly = new Map<string, number>();
+  const latencyDaily = new Map<string, Map<number, number>>();
+  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow) => {
+    const model = r.model ?? '';
+    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}`;
+    let a = map.get(k);
+    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyName: r.keyName, ...zero() }; map.set(k, a); }
+    addRow(a, r);
+  };
+  const bump = (map: Map<string, number>, k: string) => map.set(k, (map.get(k) ?? 0) + 1);
   for (const r of rows) {
     const hour = floorHour(r.startedAt);
-    const model = r.model ?? '';
-    const k = `${hour}\u0000${r.keyId}\u0000${r.provider}\u0000${model}`;
-    let a = hourly.get(k);
-    if (!a) {
-      a = { hour, keyId: r.keyId, provider: r.provider, model, keyName: r.keyName, requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 };
-      hourly.set(k, a);
-    }
-    a.requests++;
-    if (isError(r.status)) a.errors++;
-    a.input += r.inputTokens ?? 0;
-    a.output += r.outputTokens ?? 0;
-    a.cached += r.cachedTokens ?? 0;
-    a.cacheWrite += r.cacheWriteTokens ?? 0;
-    a.reasoning += r.reasoningTokens ?? 0;
-    if (r.cost === null) a.unpriced++; else a.cost += r.cost;
-    a.duration += r.durationMs;
+    const day = floorDay(r.startedAt);
+    dim(hourly, hour, r);
+    dim(daily, day, r);
+    let t = totals.get(hour);
+    if (!t) { t = zero(); totals.set(hour, t); }
+    addRow(t, r);
     if (isError(r.status)) continue; // error latencies (fast refusals) would flatter the percentiles
-    const add = (metric: 'duration' | 'ttfb', ms: number) => {
-      const lk = `${hour}\u0000${r.provider}\u0000${metric}\u0000${latencyBucket(ms)}`;
-      latency.set(lk, (latency.get(lk) ?? 0) + 1);
-    };
-    add('duration', r.durationMs);
-    if (r.ttfbMs !== null) add('ttfb', r.ttfbMs);
+    for (const [metric, ms] of [['duration', r.durationMs], ['ttfb', r.ttfbMs]] as const) {
+      if (ms === null) continue;
+      const bucket = latencyBucket(ms);
+      bump(latencyHourly, `${hour}\u0000${r.provider}\u0000${metric}\u0000${bucket}`);
+      const dk = `${day}\u0000${r.provider}\u0000${metric}`;
+      let counts = latencyDaily.get(dk);
+      if (!counts) { counts = new Map(); latencyDaily.set(dk, counts); }
+      counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+    }
   }
-  return { hourly: [...hourly.values()], latency };
+  return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly, latencyDaily };
 }
 
 const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
@@ -140,14 +182,12 @@ export class UsageStore {
     }
   }
 
-  /** Writes rows and their rollups in one transaction (all or nothing). */
+  /** Writes rows and all their rollups in one transaction (all or nothing). */
   insert(rows: readonly UsageRow[]): void {
     if (rows.length === 0) return;
-    const { hourly, latency } = aggregate(rows);
+    const agg = aggregate(rows);
     const db = this.db;
     const ins = db.prepare(INSERT_REQUEST);
-    const up = db.prepare(UPSERT_HOURLY);
-    const lat = db.prepare(UPSERT_LATENCY);
     db.exec('BEGIN IMMEDIATE');
     try {
       for (const r of rows) {
@@ -155,13 +195,25 @@ export class UsageStore {
           r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
           int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
       }
-      for (const a of hourly) {
-        up.run(a.hour, a.keyId, a.provider, a.model, a.keyName, a.requests, a.errors, Math.round(a.input), Math.round(a.output),
-          Math.round(a.cached), Math.round(a.cacheWrite), Math.round(a.reasoning), a.cost, a.unpriced, a.duration);
+      for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
+        const up = db.prepare(upsertDims(table, period));
+        for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyName, ...sumValues(a));
       }
-      for (const [k, count] of latency) {
+      const tot = db.prepare(UPSERT_TOTALS);
+      for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
+      const lat = db.prepare(UPSERT_LATENCY_HOURLY);
+      for (const [k, count] of agg.latencyHourly) {
         const [hour, provider, metric, bucket] = k.split('\u0000');
         lat.run(Number(hour), provider!, metric!, Number(bucket), count);
+      }
+      const readHist = db.prepare('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
+      const writeHist = db.prepare('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
+      for (const [k, counts] of agg.latencyDaily) {
+        const [day, provider, metric] = k.split('\u0000');
+        const old = readHist.get(Number(day), provider!, metric!) as { hist: string } | undefined;
+        const hist = parseHist(old?.hist);
+        for (const [b, n] of counts) hist[b] = (hist[b] ?? 0) + n;
+        writeHist.run(Number(day), provider!, metric!, JSON.stringify(hist));
       }
       db.exec('COMMIT');
     } catch (e) {
@@ -182,8 +234,10 @@ export class UsageStore {
       out.requests += n;
       if (n < chunk) break;
     }
-    out.hourly = Number(this.db.prepare('DELETE FROM hourly WHERE hour < ?').run(rollupBefore).changes);
-    out.latency = Number(this.db.prepare('DELETE FROM latency_hourly WHERE hour < ?').run(rollupBefore).changes);
+    const del2 = (sql: string, at: number) => Number(this.db.prepare(sql).run(at).changes);
+    out.hourly = del2('DELETE FROM hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM hourly_totals WHERE hour < ?', rollupBefore)
+      + del2('DELETE FROM daily WHERE day < ?', floorDay(rollupBefore));
+    out.latency = del2('DELETE FROM latency_hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM latency_daily WHERE day < ?', floorDay(rollupBefore));
     if (out.requests + out.hourly + out.latency > 0) this.db.exec('PRAGMA incremental_vacuum(2000)');
     return out;
   }
