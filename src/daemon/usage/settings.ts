@@ -37,6 +37,8 @@ export function parseUsageSettings(raw: unknown): { settings: UsageSettings; war
   let logBodies = USAGE_DEFAULTS.logBodies;
   if (typeof obj.logBodies === 'boolean') logBodies = obj.logBodies;
   else if (obj.logBodies !== undefined) warnings.push('config usage.logBodies must be true or false');
+  // Capturing bodies needs a hook in the request path that does not exist yet: say so, store none.
+  if (logBodies) warnings.push('config usage.logBodies is not supported by this version; request and response bodies are not stored');
   let prices: Record<string, unknown> = {};
   if (obj.prices && typeof obj.prices === 'object' && !Array.isArray(obj.prices)) prices = obj.prices as Record<string, unknown>;
   else if (obj.prices !== undefined) warnings.push('config usage.prices must be an object of "<provider>/<model>": { input, output, cachedInput }');
