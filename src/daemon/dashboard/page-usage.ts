@@ -107,7 +107,7 @@ function latencyTable(rows: ProviderLatency[]): Html {
   ${rows.length === 0 ? html`<p class="muted pad">No successful requests in this period.</p>` : html`<table class="table compact" id="latency">
   <thead><tr><th>Provider</th><th class="num">Requests</th><th class="num">TTFB p50</th><th class="num">TTFB p90</th><th class="num">Total p50</th><th class="num">Total p90</th><th class="num">Total p99</th><th class="meter-col"></th></tr></thead>
   <tbody>${rows.map((r) => html`<tr data-provider="${r.provider}">
-    <td><span class="prov-dot ${r.provider}"></span>${PROVIDER_NAMES[r.provider] ?? r.provider}</td>
+    <td class="nowrap"><span class="prov-dot ${r.provider}"></span>${PROVIDER_NAMES[r.provider] ?? r.provider}</td>
     <td class="num">${fmtInt(r.duration.count)}</td>
     <td class="num">${fmtMs(r.ttfb.p50)}</td><td class="num">${fmtMs(r.ttfb.p90)}</td>
     <td class="num">${fmtMs(r.duration.p50)}</td><td class="num">${fmtMs(r.duration.p90)}</td><td class="num">${fmtMs(r.duration.p99)}</td>
