@@ -1,7 +1,10 @@
 // `gateway usage --since 7d --by model|key|provider|day [--json]` agrees with the dashboard: the
 // JSON the dashboard's API serves, and the numbers the Usage page shows. After `gateway stop`,
 // the offline path (reading usage.db directly) still agrees, so nothing was lost on stop.
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTempHome, runCli } from '../helpers/cli.js';
 import { dashboardSession, startGatewayProcess, type GatewayProcess } from './gateway-process.js';
 
 let gw: GatewayProcess;
@@ -95,6 +98,23 @@ describe('gateway usage agrees with the dashboard', () => {
     expect((await gw.cli(['usage', '--by', 'colour'])).code).toBe(2);
   });
 
+  it('gateway dashboard opens a one-time link in the browser ($BROWSER here), or prints it when it cannot', async () => {
+    const opener = join(gw.dir, 'fake-browser.sh');
+    writeFileSync(opener, `#!/bin/sh\necho "$1" > "${join(gw.dir, 'opened-url')}"\n`);
+    chmodSync(opener, 0o755);
+    const opened = await gw.cli(['dashboard'], { BROWSER: opener });
+    expect(opened.code).toBe(0);
+    expect(opened.stdout).toContain('Opened the dashboard in your browser.');
+    const url = readFileSync(join(gw.dir, 'opened-url'), 'utf8').trim();
+    expect(url).toMatch(new RegExp(`^${gw.url}/dashboard/login\\?token=`));
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(200);
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(401); // once
+    const headless = await gw.cli(['dashboard'], { BROWSER: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined });
+    expect(headless.code).toBe(0);
+    expect(headless.stdout.trim()).toMatch(/\/dashboard\/login\?token=/);
+    expect(headless.stderr).toMatch(/No browser could be opened here/);
+  });
+
   it('after gateway stop, reading usage.db directly gives the same numbers: nothing was lost', async () => {
     const before = await Promise.all(BY.map(usageJson));
     const stop = await gw.cli(['stop']);
@@ -102,5 +122,24 @@ describe('gateway usage agrees with the dashboard', () => {
     expect(gw.alive()).toBe(false);
     const after = await Promise.all(BY.map(usageJson));
     for (let i = 0; i < BY.length; i++) expect(comparable(after[i]!)).toEqual(comparable(before[i]!));
+  });
+});
+
+describe('without a daemon or any history', () => {
+  it('gateway usage says there is nothing, and creates no file', async () => {
+    const home = makeTempHome();
+    try {
+      const table = await runCli(['usage'], { home: home.dir });
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toContain('No requests in this period.');
+      const json = await runCli(['usage', '--by', 'day', '--json'], { home: home.dir });
+      expect(JSON.parse(json.stdout)).toMatchObject({ by: 'day', rows: [], totals: { requests: 0, cost: 0 } });
+      expect(existsSync(join(home.dir, 'usage.db'))).toBe(false);
+      const dash = await runCli(['dashboard'], { home: home.dir });
+      expect(dash.code).toBe(1);
+      expect(dash.stderr).toMatch(/not running; start it first: gateway start/);
+    } finally {
+      home.cleanup();
+    }
   });
 });

@@ -10,7 +10,7 @@ export interface GatewayProcess {
   url: string;
   pid: number;
   mocks: { anthropic: MockProvider; openai: MockProvider; gemini: MockProvider };
-  cli(args: string[]): Promise<CliResult>;
+  cli(args: string[], env?: Record<string, string | undefined>): Promise<CliResult>;
   adminToken(): string;
   alive(): boolean;
   close(): Promise<void>;
@@ -27,7 +27,7 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {},
     GATEWAY_KEYCHAIN_STORE: 'secret-service', DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home.dir, 'no-bus-here')}`,
     ...extraEnv,
   };
-  const cli = (args: string[]) => runCli(args, { home: home.dir, env, timeoutMs: 30_000 });
+  const cli = (args: string[], extra: Record<string, string | undefined> = {}) => runCli(args, { home: home.dir, env: { ...env, ...extra }, timeoutMs: 30_000 });
   const started = await cli(['start', '--port', '0']);
   const m = /gateway running at (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/.exec(started.stdout);
   if (!m) throw new Error(`gateway did not start: ${started.stdout}${started.stderr}`);
