@@ -40,9 +40,10 @@ describe('gateway monitor, piped', () => {
     try {
       const client = new OpenAI({ baseURL: `${gw.url}/openai/v1`, apiKey: gw.sdkKey, maxRetries: 0 });
       gw.mocks.openai.setHandler(slowOpenAI({ delayMs: 10, pieces: ['a ', 'b ', 'c '] }));
-      // The monitor attaches in its own time: send requests until one is reported.
+      // The monitor attaches in its own time: send requests until one is reported whole (one that
+      // started before it attached is reported too, with only what its end event tells).
       const deadline = Date.now() + 10_000;
-      while (!out.includes('\n') && Date.now() < deadline) {
+      while (!out.includes('"mode":"native"') && Date.now() < deadline) {
         const s = await client.chat.completions.create({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'hi' }], stream: true });
         for await (const _ of s) { /* drain */ }
         await new Promise((r) => setTimeout(r, 100));
