@@ -55,6 +55,7 @@ export function commandFor(view: View, input: string, key: Key, now: number): Co
 /** Footer text for a view, e.g. "↑↓ select  f filter  p pause  c clear  ? help  q quit". */
 export function footerText(view: View, paused: boolean): string {
   if (view === 'filter') return 'type a filter  enter apply  esc cancel  ctrl-u erase';
+  if (view === 'help') return '? or esc back  p pause  c clear  q quit';
   return SHORTCUTS.filter((s) => s.footer.includes(view) && s.label)
     .map((s) => `${s.label} ${s.label === 'p' && paused ? 'resume' : FOOTER_WORDS[s.label]}`)
     .join('  ');
