@@ -9,6 +9,8 @@ export interface UsageTap {
   outputTokens(): number | undefined;
   usage(): TokenUsage;
   model(): string | null;
+  /** The stream's own terminator was seen (Anthropic `message_stop`, OpenAI `[DONE]`). */
+  complete(): boolean;
 }
 
 const JSON_CAP = 8 * 1024 * 1024; // larger JSON bodies are forwarded but not read for usage
@@ -72,14 +74,17 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
   if (contentType.includes('text/event-stream')) {
     const parser = new SseParser();
     let lastGemini: string | undefined;
+    let complete = false;
     const onData = (ev: { event?: string; data: string }) => {
       if (provider === 'anthropic') {
+        if (ev.event === 'message_stop') complete = true;
         if (ev.event !== 'message_start' && ev.event !== 'message_delta') return;
         const o = obj(parse(ev.data));
         const msg = obj(o?.message);
         if (msg) { anthropicUsage(obj(msg.usage), usage); if (typeof msg.model === 'string') model = msg.model; }
         anthropicUsage(obj(o?.usage), usage);
       } else if (provider === 'openai') {
+        if (ev.data === '[DONE]') { complete = true; return; }
         if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
         if (!ev.data.includes('"usage":{')) return;
         openaiUsage(obj(obj(parse(ev.data))?.usage), usage);
@@ -98,6 +103,7 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
       outputTokens() { flushGemini(); return usage.outputTokens; },
       usage() { for (const ev of parser.end()) onData(ev); flushGemini(); return usage; },
       model() { flushGemini(); return model; },
+      complete: () => complete,
     };
   }
   if (contentType.includes('json')) {
@@ -115,6 +121,7 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
       outputTokens() { return undefined; },
       usage() { finish(); return usage; },
       model() { finish(); return model; },
+      complete: () => false,
     };
   }
   return undefined;

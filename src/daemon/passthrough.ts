@@ -104,11 +104,12 @@ export async function handleNative(
   } catch (err) {
     // Mid-body failure: the status line is gone; cut the connection so the client sees it broke.
     res.destroy();
+    if (tap?.complete()) { tracker.finish(upstream.statusCode, tap.usage(), tap.model() ?? model); return; }
     const ge = abort.signal.aborted ? null : upstreamFailure(provider, ctx.upstreams.origins[provider], err);
     tracker.fail(ge ? ge.status : 499, ge ? ge.code : 'client_closed', ge ? ge.message : 'client closed the connection', tap?.usage() ?? {});
     return;
   }
-  if (abort.signal.aborted || res.destroyed) {
+  if ((abort.signal.aborted || res.destroyed) && !tap?.complete()) {
     upstream.body.destroy();
     tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
     return;

@@ -2,13 +2,14 @@
 // translate it for the provider, and translate the answer back — streams event by event.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
 import { resolveModel } from '../providers/models.js';
 import { fromOpenAIError } from '../providers/openai/errors.js';
 import { toOpenAIRequest } from '../providers/openai/request.js';
-import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
+import { createOpenAIStreamFilter, type OpenAIStreamFilter } from '../providers/openai/stream.js';
 import { translatorFor } from '../providers/index.js';
 import {
-  TranslationError, type ChatCompletionRequest, type OpenAIErrorBody, type OpenAIUsage, type ProviderId, type TranslateContext,
+  TranslationError, type ChatCompletionRequest, type OpenAIErrorBody, type OpenAIUsage, type ProviderId, type SseEvent, type StreamTranslator, type TranslateContext,
 } from '../providers/types.js';
 import { validateChatRequest } from '../providers/validate.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
@@ -146,77 +147,118 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
 
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   res.flushHeaders();
-  const parser = new SseParser();
+  await relayStream(ctx, route.provider, upstream, res, abort, tracker, translator
+    ? translatedEvents(translator.createStreamTranslator(tctx))
+    : openaiEvents(createOpenAIStreamFilter(clientWantsUsage)), route.model);
+}
+
+/** Turns upstream SSE events into the text the client gets; `null` means upstream EOF. */
+interface StreamRelay {
+  next(events: SseEvent[], eof: boolean): string;
+  /** The client has everything: `[DONE]` or the one error event has been produced. */
+  completed(): boolean;
+  failed(): OpenAIErrorBody | undefined;
+  usage(): OpenAIUsage | undefined;
+  outputTokens(): number;
+}
+
+function translatedEvents(st: StreamTranslator): StreamRelay {
   let failed: OpenAIErrorBody | undefined;
-  let usage: () => OpenAIUsage | undefined;
-  let outTokens = 0;
-  // Each upstream network chunk becomes at most one write: nothing waits for more input.
-  let onChunk: (chunk: Buffer | null) => string;
-  if (translator) {
-    const st = translator.createStreamTranslator(tctx);
-    usage = () => st.usage();
-    onChunk = (chunk) => {
-      const events = chunk ? parser.push(chunk) : parser.end();
+  let completed = false;
+  let contentChunks = 0;
+  return {
+    next(events, eof) {
       const outputs = events.flatMap((ev) => st.push(ev));
-      if (!chunk) outputs.push(...st.end());
+      // Anthropic says when it is done (message_stop): close now, not when the socket closes.
+      const over = eof || st.complete();
+      if (over) outputs.push(...st.end());
       let text = '';
       for (const o of outputs) {
-        if (failed) break;
         if (o.kind === 'error') { failed = o.error; text += sseData(o.error); break; }
         text += sseData(o.chunk);
-        if (o.chunk.choices[0]?.delta.content) outTokens++;
+        if (o.chunk.choices[0]?.delta.content) contentChunks++;
       }
-      if (!chunk && !failed) text += SSE_DONE;
+      if (failed || over) {
+        if (!failed) text += SSE_DONE;
+        completed = true;
+      }
       return text;
-    };
-  } else {
-    const filter = createOpenAIStreamFilter(clientWantsUsage);
-    usage = () => filter.usage();
-    onChunk = (chunk) => {
-      const events = chunk ? parser.push(chunk) : parser.end();
+    },
+    completed: () => completed,
+    failed: () => failed,
+    usage: () => st.usage(),
+    outputTokens: () => st.usage()?.completion_tokens ?? contentChunks,
+  };
+}
+
+function openaiEvents(filter: OpenAIStreamFilter): StreamRelay {
+  let failed: OpenAIErrorBody | undefined;
+  let chunks = 0;
+  return {
+    next(events, eof) {
       let text = '';
       for (const ev of events) {
         const data = filter.filter(ev);
         if (data === null) continue;
-        if (data.startsWith('{"error"') || data.includes('"error":{')) {
-          try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error && !('choices' in e)) failed = e; } catch { /* keep going */ }
+        if (data.startsWith('{"error"')) {
+          try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error) failed = e; } catch { /* not an error object */ }
         }
         text += `data: ${data}\n\n`;
-        outTokens++;
+        chunks++;
+        if (filter.sawDone() || failed) break;
       }
-      if (!chunk && !filter.sawDone() && !failed) text += SSE_DONE;
+      if (eof && !filter.sawDone() && !failed) text += SSE_DONE;
       return text;
-    };
-  }
+    },
+    completed: () => filter.sawDone() || failed !== undefined,
+    failed: () => failed,
+    usage: () => filter.usage(),
+    outputTokens: () => filter.usage()?.completion_tokens ?? chunks,
+  };
+}
 
+/** Relays an upstream SSE response to the client: one write per upstream network chunk, never waiting. */
+async function relayStream(
+  ctx: DaemonContext, provider: ProviderId, upstream: Dispatcher.ResponseData, res: ServerResponse,
+  abort: AbortController, tracker: RequestTracker, relay: StreamRelay, model: string,
+): Promise<void> {
+  const parser = new SseParser();
+  let completed = false;
   try {
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      const text = onChunk(chunk);
+      const text = relay.next(parser.push(chunk), false);
+      completed = relay.completed();
       if (text) {
-        tracker.wrote(text.length, () => usage()?.completion_tokens ?? outTokens);
+        tracker.wrote(text.length, () => relay.outputTokens());
         if (!(await write(res, text))) break;
       }
-      if (failed) break;
+      if (completed) break;
     }
-    if (!failed && !abort.signal.aborted && !res.destroyed) {
-      const tail = onChunk(null);
+    if (!completed && !abort.signal.aborted && !res.destroyed) {
+      const tail = relay.next(parser.end(), true);
+      completed = true;
       if (tail) { tracker.wrote(tail.length); await write(res, tail); }
     }
   } catch (err) {
-    if (!abort.signal.aborted && !res.destroyed) {
-      const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
-      failed = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-      await write(res, sseData(failed));
+    if (!abort.signal.aborted && !res.destroyed && !completed) {
+      const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
+      const body: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
+      await write(res, sseData(body));
+      res.end();
+      tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
+      return;
     }
   }
-  if (abort.signal.aborted || res.destroyed) {
+  if (!completed) {
     upstream.body.destroy();
-    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(usage()));
+    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
     return;
   }
   res.end();
-  if (failed) {
-    upstream.body.destroy();
-    tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(usage()));
-  } else tracker.finish(200, usageToTokens(usage()), route.model);
+  // Whatever the provider still sends after its last event is read and dropped, so the pooled
+  // connection can be reused; a provider that keeps talking gets its connection closed.
+  upstream.body.dump({ limit: 64 * 1024 }).catch(() => {});
+  const failed = relay.failed();
+  if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
+  else tracker.finish(200, usageToTokens(relay.usage()), model);
 }

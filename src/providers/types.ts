@@ -155,6 +155,11 @@ export interface StreamTranslator {
   end(): StreamOutput[];
   /** Usage seen so far, cumulative, in OpenAI terms (always tracked, for accounting). */
   usage(): OpenAIUsage | undefined;
+  /**
+   * True once the upstream stream has said it is over (Anthropic's `message_stop`, an error event):
+   * the daemon then closes the client's stream at once instead of waiting for the upstream EOF.
+   */
+  complete(): boolean;
 }
 
 export interface TranslatingProvider {

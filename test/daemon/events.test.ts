@@ -40,6 +40,18 @@ describe('events', () => {
     expect(finishedOf(lastStarted().id)).toMatchObject({ status: 200, usage: { inputTokens: 12, outputTokens: 5 } });
   });
 
+  it('streamed unified requests finish as successes with usage, even when the SDK hangs up after [DONE]', async () => {
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key });
+    for (const model of ['anthropic/claude-opus-5', 'gemini/gemini-3.5-flash', 'openai/gpt-5.4']) {
+      const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'x' }] });
+      for await (const _ of stream) { /* drain */ }
+      const id = lastStarted().id;
+      const deadline = Date.now() + 2000;
+      while (!finishedOf(id) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+      expect(finishedOf(id), model).toMatchObject({ type: 'finished', status: 200, usage: { inputTokens: 12 } });
+    }
+  });
+
   it('an upstream error is a failed event; events never carry keys or bodies', async () => {
     gw.mocks.openai.setHandler(() => ({ status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":{"message":"boom","type":"server_error","param":null,"code":null}}' }));
     const r = await fetch(`${gw.url}/openai/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: '{"secret-body":"do-not-log"}' });

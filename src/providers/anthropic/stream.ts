@@ -155,5 +155,6 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
     usage() {
       return counts === undefined ? undefined : toOpenAIUsage(counts);
     },
+    complete: () => phase === 'done',
   };
 }

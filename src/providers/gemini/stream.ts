@@ -123,5 +123,7 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
     },
 
     usage: () => usage,
+    // Gemini sends no terminator: only an error event ends the stream before the EOF.
+    complete: () => finished,
   };
 }
