@@ -240,6 +240,21 @@
   // ---- Usage ----
   function initUsage() {
     for (const s of $$('select[data-autosubmit]')) s.addEventListener('change', () => s.form.submit());
+    // usage.logBodies: a "body" expander loads the stored (redacted, capped) bodies once, on first open.
+    for (const d of $$('details[data-body]')) {
+      d.addEventListener('toggle', async () => {
+        if (!d.open || d.dataset.loaded) return;
+        d.dataset.loaded = '1';
+        try {
+          const b = await api('GET', d.dataset.body);
+          for (const [label, text] of [['Request', b.request], ['Response', b.response]]) {
+            d.append(el('div', { class: 'muted small', text: label }), el('pre', { class: 'snippet body-text', text: text ?? '(none)' }));
+          }
+        } catch (err) {
+          d.append(el('div', { class: 'form-error', text: err.message }));
+        }
+      });
+    }
   }
 
   // ---- Live ----

@@ -1,5 +1,6 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
 import type { KeyIndex } from './auth.js';
+import type { BodyLog } from './body-log.js';
 import type { EventBus } from './events.js';
 import type { ProviderKeys } from './provider-keys.js';
 import type { Stats } from './tracker.js';
@@ -18,6 +19,8 @@ export interface DaemonContext {
   bus: EventBus;
   stats: Stats;
   settings: DaemonSettings;
+  /** Set only when `usage.logBodies` is on: request paths check it once per request. */
+  bodyLog?: BodyLog;
   /** Unix seconds; injectable so tests can pin `created`. */
   now: () => number;
 }

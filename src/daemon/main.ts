@@ -10,7 +10,7 @@ import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
 import { originsFromEnv } from './upstream.js';
 import type { GatewayEvent } from './events.js';
-import { openUsageHistory, recordUsage, type UsageHistory, type UsageRecorder } from './usage/index.js';
+import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
 
 export interface RunDaemonOptions {
@@ -80,7 +80,10 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },
   });
-  if (history) recorder = recordUsage(history, daemon.ctx.bus, log);
+  if (history) {
+    recorder = recordUsage(history, daemon.ctx.bus, log);
+    storeBodies(history, recorder, daemon.ctx, log);
+  }
 
   // Last-used times per key: kept in memory, written at most every 2 s by the daemon alone.
   const usagePath = join(dir, FILES.keyUsage);

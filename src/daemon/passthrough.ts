@@ -65,11 +65,15 @@ export async function handleNative(
   const path = q ? `${upstreamPath}?${q}` : upstreamPath;
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const stream = /[:?&]alt=sse|streamGenerateContent/.test(path) || (req.headers.accept ?? '').includes('text/event-stream');
+  // logBodies (debugging only): the body is read whole to keep a copy, and that buffer goes upstream.
+  const bodyLog = ctx.bodyLog;
+  if (bodyLog && hasBody && !buffered) buffered = await readBody(req, limit);
 
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
     method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
+  const capture = bodyLog?.begin(tracker, buffered);
   const abort = new AbortController();
   const onClose = () => { if (!res.writableFinished) abort.abort(); };
   res.on('close', onClose);
@@ -96,7 +100,7 @@ export async function handleNative(
   const tap = createNativeUsageTap(provider, String(upstream.headers['content-type'] ?? ''));
   tracker.responseIsStream(stream || String(upstream.headers['content-type'] ?? '').includes('text/event-stream'));
   try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+    for await (const chunk of (capture ? capture.tee(upstream.body) : upstream.body) as AsyncIterable<Buffer>) {
       tap?.push(chunk);
       tracker.wrote(chunk.length, tap ? () => tap.outputTokens() : undefined);
       if (!(await write(res, chunk))) break;

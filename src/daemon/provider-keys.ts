@@ -25,6 +25,9 @@ export class ProviderKeys {
 
   has(p: ProviderId): boolean { return this.keys.has(p); }
 
+  /** The key strings held now: what the body log redacts. Never to be logged or sent anywhere. */
+  values(): string[] { return [...this.keys.values()]; }
+
   /** The key for a provider, or the 503 telling the user which command fixes it. */
   async require(p: ProviderId): Promise<string> {
     const cached = this.keys.get(p);

@@ -52,6 +52,7 @@ export class RequestTracker {
   private lastProgress = 0;
   private done = false;
   private streaming: boolean | undefined;
+  private onDone: (() => void) | undefined;
 
   constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
     stats.begin();
@@ -62,6 +63,9 @@ export class RequestTracker {
   }
 
   get elapsedMs(): number { return performance.now() - this.t0; }
+
+  /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
+  whenDone(fn: () => void): void { this.onDone = fn; }
 
   /** Records what the response says about streaming; published with the first byte. */
   responseIsStream(stream: boolean): void { this.streaming = stream; }
@@ -87,6 +91,7 @@ export class RequestTracker {
     this.done = true;
     this.stats.end();
     this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
+    this.onDone?.();
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
@@ -94,5 +99,6 @@ export class RequestTracker {
     this.done = true;
     this.stats.end();
     this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
+    this.onDone?.();
   }
 }

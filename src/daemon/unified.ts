@@ -13,6 +13,7 @@ import {
 } from '../providers/types.js';
 import { validateChatRequest } from '../providers/validate.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
+import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import type { TokenUsage } from './events.js';
@@ -37,10 +38,11 @@ export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): number {
+function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}, capture?: BodyCapture): number {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
   res.end(text);
+  capture?.wrote(text);
   return text.length;
 }
 
@@ -94,6 +96,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     keyId: record.id, keyName: record.name, mode: 'unified', provider: route.provider, model: route.model,
     method: 'POST', path: '/v1/chat/completions', stream, requestBytes: raw.length, headers: req.headers,
   });
+  const capture = ctx.bodyLog?.begin(tracker, raw);
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(); });
 
@@ -117,7 +120,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     const extra: Record<string, string> = {};
     const retryAfter = upstream.headers['retry-after'];
     if (typeof retryAfter === 'string') extra['retry-after'] = retryAfter;
-    sendJson(res, mapped.status, mapped.body, extra);
+    sendJson(res, mapped.status, mapped.body, extra, capture);
     tracker.fail(mapped.status, mapped.body.error.code ?? mapped.body.error.type, mapped.body.error.message);
     return;
   }
@@ -132,12 +135,13 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     }
     if (translator) {
       const out = translator.fromResponse(json, tctx);
-      tracker.wrote(sendJson(res, 200, out));
+      tracker.wrote(sendJson(res, 200, out, {}, capture));
       tracker.finish(200, usageToTokens(out.usage), out.model);
     } else {
       // OpenAI: the answer is already in the unified format; send its bytes unchanged.
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text);
+      capture?.wrote(text);
       tracker.wrote(text.length);
       const j = json as { usage?: OpenAIUsage; model?: string };
       tracker.finish(200, usageToTokens(j.usage), j.model ?? null);
@@ -149,7 +153,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   res.flushHeaders();
   await relayStream(ctx, route.provider, upstream, res, abort, tracker, translator
     ? translatedEvents(translator.createStreamTranslator(tctx))
-    : openaiEvents(createOpenAIStreamFilter(clientWantsUsage)), route.model);
+    : openaiEvents(createOpenAIStreamFilter(clientWantsUsage)), route.model, capture);
 }
 
 /** Turns upstream SSE events into the text the client gets; `null` means upstream EOF. */
@@ -191,6 +195,11 @@ function translatedEvents(st: StreamTranslator): StreamRelay {
   };
 }
 
+/** logBodies: the same relay, keeping a copy of the text the client gets (no per-chunk work when off). */
+function capturing(relay: StreamRelay, capture: BodyCapture): StreamRelay {
+  return { ...relay, next(events, eof) { const text = relay.next(events, eof); capture.wrote(text); return text; } };
+}
+
 function openaiEvents(filter: OpenAIStreamFilter): StreamRelay {
   let failed: OpenAIErrorBody | undefined;
   let chunks = 0;
@@ -220,8 +229,9 @@ function openaiEvents(filter: OpenAIStreamFilter): StreamRelay {
 /** Relays an upstream SSE response to the client: one write per upstream network chunk, never waiting. */
 async function relayStream(
   ctx: DaemonContext, provider: ProviderId, upstream: Dispatcher.ResponseData, res: ServerResponse,
-  abort: AbortController, tracker: RequestTracker, relay: StreamRelay, model: string,
+  abort: AbortController, tracker: RequestTracker, plainRelay: StreamRelay, model: string, capture?: BodyCapture,
 ): Promise<void> {
+  const relay = capture ? capturing(plainRelay, capture) : plainRelay;
   const parser = new SseParser();
   let completed = false;
   try {
@@ -243,7 +253,9 @@ async function relayStream(
     if (!abort.signal.aborted && !res.destroyed && !completed) {
       const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
       const body: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-      await write(res, sseData(body));
+      const frame = sseData(body);
+      capture?.wrote(frame);
+      await write(res, frame);
       res.end();
       tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
       return;

@@ -9,7 +9,7 @@ import { startDaemon, type RunningDaemon } from '../../src/daemon/server.js';
 import { KEYCHAIN_BACKENDS, KeychainError, type Keychain } from '../../src/daemon/store/keychain.js';
 import { KeyStore } from '../../src/daemon/store/keys.js';
 import { createSecretSource } from '../../src/daemon/store/secret-source.js';
-import { openUsageHistory, recordUsage, type UsageRecorder } from '../../src/daemon/usage/index.js';
+import { openUsageHistory, recordUsage, storeBodies, type UsageRecorder } from '../../src/daemon/usage/index.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 
 export function memoryKeychain(available = true): Keychain & { entries: Map<string, string> } {
@@ -60,6 +60,7 @@ export async function startDashboardGateway(opts: { env?: Record<string, string>
     origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
   });
   recorder = recordUsage(history, daemon.ctx.bus, () => {});
+  storeBodies(history, recorder, daemon.ctx, () => {}); // only with usageConfig { logBodies: true }
   const port = daemon.port;
   const host = `127.0.0.1:${port}`;
 

@@ -14,7 +14,7 @@ import { createKey, listKeys, revokeKey, type KeyDeps } from './keys-api.js';
 import { providerParam, listProviders, storeProviderKey, testProvider, type ProviderDeps } from './providers-api.js';
 import { checkHost, csrfMatches, DashboardSessions, fetchSiteAllowed, sameOrigin, type Session } from './security.js';
 import { signedInHop, signInPage } from './page-signin.js';
-import { handleUsageApi, pricesView, requireRecorder } from './usage-api.js';
+import { handleUsageApi, pricesView, requestBody, requireRecorder } from './usage-api.js';
 import { renderPage, type PageDeps } from './pages.js';
 
 export interface DashboardOptions {
@@ -100,6 +100,10 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
         if (action === 'test' && parts.length === 3) { expect('POST'); return sendJson(res, 200, await testProvider(opts.daemon().ctx, providerParam(id))); }
         break;
       case 'usage':
+        if (id === 'requests' && action !== undefined && parts.length === 4 && parts[3] === 'body') {
+          expect('GET');
+          return sendJson(res, 200, requestBody(requireRecorder(opts.recorder()), decodeURIComponent(action)));
+        }
         if (id !== undefined && parts.length === 2 && (await handleUsageApi(req, res, id, q, opts.recorder()))) return;
         break;
       case 'prices':

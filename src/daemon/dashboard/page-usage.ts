@@ -21,6 +21,8 @@ export interface UsageView {
   byKey: UsageGroup[];
   latency: ProviderLatency[];
   recent: { rows: StoredRequest[]; next: string | null };
+  /** Which of the recent requests have stored bodies (usage.logBodies); none: no "body" column. */
+  bodies?: ReadonlySet<string>;
   options: FilterOptions;
   filters: UsageFilters;
   prices: { date: string; overrides: number };
@@ -120,7 +122,14 @@ function select(name: string, label: string, current: string | undefined, option
   <option value="">All</option>${options.map((o) => html`<option value="${o.value}"${o.value === current ? html` selected` : ''}>${o.label}</option>`)}</select></label>`;
 }
 
-export function requestRow(r: StoredRequest): Html {
+/** A "body" expander (filled by the page script from the admin API), or an empty cell. */
+function bodyCell(requestId: string, has: boolean): Html {
+  if (!has) return html`<td></td>`;
+  const url = `/admin/usage/requests/${encodeURIComponent(requestId)}/body`;
+  return html`<td><details class="body-peek" data-body="${url}"><summary>body</summary><a class="muted small" href="${url}">raw JSON</a></details></td>`;
+}
+
+export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html {
   const ok = r.status < 400;
   return html`<tr data-request-id="${r.requestId}">
   <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>
@@ -130,13 +139,14 @@ export function requestRow(r: StoredRequest): Html {
   <td><span class="badge ${ok ? 'ok' : 'error'}" title="${r.errorMessage ?? ''}">${r.status}${r.errorCode && !ok ? ` ${r.errorCode}` : ''}</span></td>
   <td class="num">${fmtMs(r.durationMs)}</td>
   <td class="num">${r.inputTokens === null && r.outputTokens === null ? html`<span class="muted">–</span>` : `${fmtCompact(r.inputTokens ?? 0)} / ${fmtCompact(r.outputTokens ?? 0)}`}</td>
-  <td class="num">${r.cost === null ? html`<span class="muted">unknown</span>` : fmtUsd(r.cost)}</td>
+  <td class="num">${r.cost === null ? html`<span class="muted">unknown</span>` : fmtUsd(r.cost)}</td>${bodies ? bodyCell(r.requestId, bodies.has(r.requestId)) : ''}
 </tr>`;
 }
 
 function recentTable(v: UsageView): Html {
   const f = v.filters;
   const base = { range: v.range, key: f.key, provider: f.provider, model: f.model, status: f.status };
+  const bodies = v.bodies && v.bodies.size > 0 ? v.bodies : undefined;
   return html`<section class="card flush" id="recent"><div class="card-head pad"><h2>Requests</h2>
   <form class="filters" method="get" action="/dashboard/usage#recent">
     <input type="hidden" name="range" value="${v.range}">
@@ -147,8 +157,8 @@ function recentTable(v: UsageView): Html {
     <noscript><button class="btn sm">Apply</button></noscript>
   </form></div>
   ${v.recent.rows.length === 0 ? html`<p class="muted pad">No requests match.${v.retention.retentionDays < 365 ? ` Individual requests are kept ${v.retention.retentionDays} days.` : ''}</p>` : html`<table class="table compact" id="requests-table">
-  <thead><tr><th>Time</th><th>Key</th><th>Model</th><th>Mode</th><th>Status</th><th class="num">Duration</th><th class="num">Tokens in / out</th><th class="num">Cost</th></tr></thead>
-  <tbody>${v.recent.rows.map(requestRow)}</tbody></table>`}
+  <thead><tr><th>Time</th><th>Key</th><th>Model</th><th>Mode</th><th>Status</th><th class="num">Duration</th><th class="num">Tokens in / out</th><th class="num">Cost</th>${bodies ? html`<th>Body</th>` : ''}</tr></thead>
+  <tbody>${v.recent.rows.map((r) => requestRow(r, bodies))}</tbody></table>`}
   <div class="pager pad">${f.before ? html`<a class="btn ghost sm" href="/dashboard/usage${qs(base)}#recent">Newest</a>` : ''}
   ${v.recent.next ? html`<a class="btn ghost sm" href="/dashboard/usage${qs({ ...base, before: v.recent.next })}#recent">Older →</a>` : ''}</div>
 </section>`;

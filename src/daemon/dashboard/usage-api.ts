@@ -82,6 +82,14 @@ export async function handleUsageApi(req: IncomingMessage, res: ServerResponse, 
   }
 }
 
+/** `GET /admin/usage/requests/{id}/body`: what `usage.logBodies` stored for one request (redacted, capped). */
+export function requestBody(recorder: UsageRecorder, requestId: string) {
+  recorder.flush();
+  const b = recorder.store.body(requestId);
+  if (!b) throw new ApiError(404, 'not_found', `no stored body for request ${requestId}: bodies are kept only while usage.logBodies is on, for retentionDays`);
+  return { requestId: b.requestId, startedAt: new Date(b.startedAt).toISOString(), request: b.request, response: b.response };
+}
+
 export function pricesView(recorder: UsageRecorder) {
   const p = recorder.prices;
   return { date: p.date, currency: p.currency, overrides: p.overrides, models: Object.fromEntries([...p.models.entries()].sort((a, b) => a[0].localeCompare(b[0]))) };

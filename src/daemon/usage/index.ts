@@ -1,6 +1,8 @@
 // The usage history as the daemon and the CLI see it: open the store with the config's settings
 // and prices, and the one summary shape `gateway usage --json` and `GET /admin/usage/summary` share.
 import { join } from 'node:path';
+import { createBodyLog } from '../body-log.js';
+import type { DaemonContext } from '../context.js';
 import type { EventBus } from '../events.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './prices.js';
 import { usageGroups, usageTotals, hourRange, type GroupBy, type UsageGroup, type UsageTotals } from './queries.js';
@@ -62,6 +64,19 @@ export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) 
     store: h.store, bus, prices: h.prices, log,
     retentionDays: h.settings.retentionDays, rollupRetentionDays: h.settings.rollupRetentionDays,
   }).start();
+}
+
+/**
+ * With `usage.logBodies` on, gives the request path a body log that stores through the recorder's
+ * batches, and says so loudly; off, the context gets nothing and requests pay nothing.
+ */
+export function storeBodies(h: UsageHistory, recorder: UsageRecorder, ctx: DaemonContext, log: (line: string) => void): void {
+  if (!h.settings.logBodies) return;
+  ctx.bodyLog = createBodyLog({
+    capBytes: h.settings.bodyCapBytes, secrets: () => ctx.providerKeys.values(), store: (row) => recorder.recordBody(row), log,
+  });
+  log(`usage: WARNING: logBodies is on: request and response bodies (up to ${h.settings.bodyCapBytes} bytes each, credentials redacted) `
+    + `are being stored in ${h.store.path} (table "bodies", kept ${h.settings.retentionDays} days); turn usage.logBodies off in config.json when you are done debugging`);
 }
 
 export { UsageRecorder, UsageStore };

@@ -8,9 +8,11 @@ import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
 import { bareModel, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
-import { floorHour, type UsageRow, type UsageStore } from './store.js';
+import { floorHour, type BodyRow, type UsageRow, type UsageStore } from './store.js';
 
 const DAY_MS = 86_400_000;
+/** Bodies (logBodies) waiting for the next batch; past this the oldest are dropped. */
+const MAX_QUEUED_BODY_CHARS = 64 * 1024 * 1024;
 
 export interface LiveRequest {
   id: string;
@@ -74,6 +76,8 @@ export class UsageRecorder {
   prices: PriceTable;
   readonly stats: RecorderStats = { recorded: 0, flushes: 0, buffered: 0, failures: 0, orphans: 0, dropped: 0, lastFlushMs: 0, maxFlushMs: 0, totalFlushMs: 0 };
   private buffer: UsageRow[] = [];
+  private bodies: BodyRow[] = [];
+  private bodyChars = 0;
   private inflight = new Map<string, LiveRequest>();
   private lastUsedAt = new Map<string, number>();
   private listeners = new Set<(ev: LiveEvent) => void>();
@@ -175,9 +179,19 @@ export class UsageRecorder {
     }
   }
 
+  /** Queues one request's bodies (logBodies) for the next batch, with the rows. */
+  recordBody(b: BodyRow): void {
+    this.bodies.push(b);
+    this.bodyChars += (b.request?.length ?? 0) + (b.response?.length ?? 0);
+    while (this.bodyChars > MAX_QUEUED_BODY_CHARS && this.bodies.length > 1) {
+      const old = this.bodies.shift()!;
+      this.bodyChars -= (old.request?.length ?? 0) + (old.response?.length ?? 0);
+    }
+  }
+
   /** Writes everything queued now, in one go (before a read, and on close). Never throws. */
   flush(): number {
-    if (this.buffer.length === 0) return 0;
+    if (this.buffer.length === 0 && this.bodies.length === 0) return 0;
     const rows = this.buffer;
     this.buffer = [];
     return this.write(rows);
@@ -192,7 +206,7 @@ export class UsageRecorder {
     let remaining = this.buffer.length;
     const step = () => {
       const n = Math.min(this.opts.chunkRows, remaining, this.buffer.length);
-      if (n === 0 || !this.unsubscribe) { this.draining = false; return; }
+      if ((n === 0 && this.bodies.length === 0) || !this.unsubscribe) { this.draining = false; return; }
       remaining -= n;
       if (this.write(this.buffer.splice(0, n)) === 0) { this.draining = false; return; } // retried at the next tick
       setImmediate(step);
@@ -203,10 +217,15 @@ export class UsageRecorder {
   /** One transaction (or a few for a very large set); on failure the rows go back to the queue. */
   private write(rows: UsageRow[]): number {
     const t0 = performance.now();
+    const [bodies, bodyChars] = [this.bodies, this.bodyChars];
+    this.bodies = [];
+    this.bodyChars = 0;
     try {
-      for (let i = 0; i < rows.length; i += 5_000) this.store.insert(rows.slice(i, i + 5_000));
+      this.store.insert(rows.slice(0, 5_000), bodies);
+      for (let i = 5_000; i < rows.length; i += 5_000) this.store.insert(rows.slice(i, i + 5_000));
     } catch (e) {
       // Keep the rows for the next tick (a CLI migration may hold the lock briefly), within bounds.
+      [this.bodies, this.bodyChars] = [bodies, bodyChars]; // nothing else ran: write is synchronous
       this.buffer = rows.concat(this.buffer);
       const over = this.buffer.length - this.opts.maxBuffered;
       if (over > 0) { this.buffer.splice(0, over); this.stats.dropped += over; }

@@ -102,6 +102,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    description: 'request and response bodies, stored only when usage.logBodies is on',
+    up(db) {
+      // A rowid table, not WITHOUT ROWID: bodies run to tens of kilobytes, too big for the key b-tree.
+      db.exec(`
+        CREATE TABLE bodies (
+          request_id TEXT PRIMARY KEY,
+          started_at INTEGER NOT NULL,
+          request TEXT,
+          response TEXT
+        );
+        CREATE INDEX bodies_started ON bodies (started_at);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,7 +1,7 @@
 // The `usage` section of config.json: retention, debug body logging and price overrides, checked
 // leniently (a bad value falls back to its default with a warning, it never stops the daemon).
 //
-//   "usage": { "retentionDays": 30, "rollupRetentionDays": 400, "logBodies": false,
+//   "usage": { "retentionDays": 30, "rollupRetentionDays": 400, "logBodies": false, "bodyCapBytes": 65536,
 //              "prices": { "openai/my-finetune": { "input": 3, "output": 12, "cachedInput": 1.5 } } }
 
 export interface UsageSettings {
@@ -9,7 +9,10 @@ export interface UsageSettings {
   retentionDays: number;
   /** Hourly rollups (charts, totals, `gateway usage`) are kept this long. */
   rollupRetentionDays: number;
+  /** Debugging only: store request and response bodies (capped, credentials redacted). */
   logBodies: boolean;
+  /** Each stored body keeps at most this many bytes. */
+  bodyCapBytes: number;
   prices: Record<string, unknown>;
 }
 
@@ -17,6 +20,7 @@ export const USAGE_DEFAULTS: Readonly<Omit<UsageSettings, 'prices'>> = {
   retentionDays: 30,
   rollupRetentionDays: 400,
   logBodies: false,
+  bodyCapBytes: 65_536,
 };
 
 const days = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= 36_500;
@@ -37,12 +41,14 @@ export function parseUsageSettings(raw: unknown): { settings: UsageSettings; war
   let logBodies = USAGE_DEFAULTS.logBodies;
   if (typeof obj.logBodies === 'boolean') logBodies = obj.logBodies;
   else if (obj.logBodies !== undefined) warnings.push('config usage.logBodies must be true or false');
-  // Capturing bodies needs a hook in the request path that does not exist yet: say so, store none.
-  if (logBodies) warnings.push('config usage.logBodies is not supported by this version; request and response bodies are not stored');
+  let bodyCapBytes = USAGE_DEFAULTS.bodyCapBytes;
+  const cap = obj.bodyCapBytes;
+  if (typeof cap === 'number' && Number.isSafeInteger(cap) && cap >= 1_024 && cap <= 16_777_216) bodyCapBytes = cap;
+  else if (cap !== undefined) warnings.push(`config usage.bodyCapBytes must be a whole number of bytes between 1024 and 16777216; using ${USAGE_DEFAULTS.bodyCapBytes}`);
   let prices: Record<string, unknown> = {};
   if (obj.prices && typeof obj.prices === 'object' && !Array.isArray(obj.prices)) prices = obj.prices as Record<string, unknown>;
   else if (obj.prices !== undefined) warnings.push('config usage.prices must be an object of "<provider>/<model>": { input, output, cachedInput }');
-  return { settings: { retentionDays, rollupRetentionDays, logBodies, prices }, warnings };
+  return { settings: { retentionDays, rollupRetentionDays, logBodies, bodyCapBytes, prices }, warnings };
 }
 
 const UNIT_MS = { h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 365 * 86_400_000 } as const;

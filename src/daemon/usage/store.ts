@@ -40,6 +40,14 @@ export interface UsageRow {
   cost: number | null;
 }
 
+/** A request's bodies as stored with `usage.logBodies` on: already capped and redacted. */
+export interface BodyRow {
+  requestId: string;
+  startedAt: number;
+  request: string | null;
+  response: string | null;
+}
+
 export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 export const isError = (status: number): boolean => status >= 400;
 
@@ -182,9 +190,9 @@ export class UsageStore {
     }
   }
 
-  /** Writes rows and all their rollups in one transaction (all or nothing). */
-  insert(rows: readonly UsageRow[]): void {
-    if (rows.length === 0) return;
+  /** Writes rows, all their rollups and any bodies in one transaction (all or nothing). */
+  insert(rows: readonly UsageRow[], bodies: readonly BodyRow[] = []): void {
+    if (rows.length === 0 && bodies.length === 0) return;
     const agg = aggregate(rows);
     const db = this.db;
     const ins = db.prepare(INSERT_REQUEST);
@@ -215,6 +223,10 @@ export class UsageStore {
         for (const [b, n] of counts) hist[b] = (hist[b] ?? 0) + n;
         writeHist.run(Number(day), provider!, metric!, JSON.stringify(hist));
       }
+      if (bodies.length > 0) {
+        const body = db.prepare('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
+        for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
+      }
       db.exec('COMMIT');
     } catch (e) {
       db.exec('ROLLBACK');
@@ -234,12 +246,28 @@ export class UsageStore {
       out.requests += n;
       if (n < chunk) break;
     }
+    const delBodies = this.db.prepare('DELETE FROM bodies WHERE rowid IN (SELECT rowid FROM bodies WHERE started_at < ? ORDER BY started_at LIMIT ?)');
+    while (Number(delBodies.run(rawBefore, chunk).changes) === chunk) { /* next chunk */ }
     const del2 = (sql: string, at: number) => Number(this.db.prepare(sql).run(at).changes);
     out.hourly = del2('DELETE FROM hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM hourly_totals WHERE hour < ?', rollupBefore)
       + del2('DELETE FROM daily WHERE day < ?', floorDay(rollupBefore));
     out.latency = del2('DELETE FROM latency_hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM latency_daily WHERE day < ?', floorDay(rollupBefore));
     if (out.requests + out.hourly + out.latency > 0) this.db.exec('PRAGMA incremental_vacuum(2000)');
     return out;
+  }
+
+  /** The stored bodies of one request, if `logBodies` was on when it ran. */
+  body(requestId: string): BodyRow | undefined {
+    const r = this.db.prepare('SELECT request_id, started_at, request, response FROM bodies WHERE request_id = ?').get(requestId) as
+      { request_id: string; started_at: number; request: string | null; response: string | null } | undefined;
+    return r && { requestId: r.request_id, startedAt: r.started_at, request: r.request, response: r.response };
+  }
+
+  /** Which of these requests have stored bodies (for the dashboard's "body" links). */
+  withBodies(requestIds: readonly string[]): Set<string> {
+    if (requestIds.length === 0) return new Set();
+    const rows = this.db.prepare(`SELECT request_id FROM bodies WHERE request_id IN (${requestIds.map(() => '?').join(', ')})`).all(...requestIds) as Array<{ request_id: string }>;
+    return new Set(rows.map((r) => r.request_id));
   }
 
   count(): number {
