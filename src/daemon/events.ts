@@ -20,7 +20,8 @@ export interface RequestStarted {
   keyId: string;
   keyName: string;
   mode: RequestMode;
-  provider: ProviderId;
+  /** null when the request was refused before a provider was known (bad key, unknown model, bad JSON). */
+  provider: ProviderId | null;
   model: string | null;
   method: string;
   path: string; // path without the query string (no credentials ever)

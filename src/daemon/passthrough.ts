@@ -9,7 +9,7 @@ import type { DaemonContext } from './context.js';
 import { GatewayError, sendError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, write } from './http-util.js';
 import { createNativeUsageTap } from './native-usage.js';
-import { RequestTracker } from './tracker.js';
+import { RequestTracker, type RequestFacts } from './tracker.js';
 import { upstreamFailure } from './upstream.js';
 
 const ANTHROPIC_VERSION = '2023-06-01';
@@ -39,19 +39,22 @@ function nativeModel(provider: ProviderId, upstreamPath: string, body: Buffer | 
 
 export async function handleNative(
   ctx: DaemonContext, provider: ProviderId, req: IncomingMessage, res: ServerResponse,
-  upstreamPath: string, rawQuery: string,
+  upstreamPath: string, rawQuery: string, facts: RequestFacts,
 ): Promise<void> {
   const query = rawQuery ? new URLSearchParams(rawQuery) : null;
   const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]));
+  facts.key = { id: record.id, name: record.name };
   const limit = ctx.settings.bodyLimitBytes;
   const length = declaredLength(req, limit);
 
   // Only keys with a model allow-list make us look at the body; the original bytes still go upstream.
   let buffered: Buffer | undefined;
   let model: string | null = provider === 'gemini' ? nativeModel(provider, upstreamPath, undefined) : null;
+  facts.model = model;
   if (record.models) {
     if (provider !== 'gemini') buffered = await readBody(req, limit);
     model = nativeModel(provider, upstreamPath, buffered);
+    facts.model = model;
     checkModelAllowed(record, model);
   }
   const providerKey = await ctx.providerKeys.require(provider);
@@ -73,6 +76,7 @@ export async function handleNative(
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
     method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
+  facts.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);
   const abort = new AbortController();
   const onClose = () => { if (!res.writableFinished) abort.abort(); };

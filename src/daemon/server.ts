@@ -13,7 +13,7 @@ import { safeTarget } from './http-util.js';
 import { handleNative } from './passthrough.js';
 import { ProviderKeys } from './provider-keys.js';
 import type { SecretSource } from './store/secrets.js';
-import { Stats } from './tracker.js';
+import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
 import { handleModels, handleUnified } from './unified.js';
 import { DEFAULT_ORIGINS, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
@@ -86,7 +86,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   };
   const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url };
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
+  const route = async (req: IncomingMessage, res: ServerResponse, seen: { facts?: RequestFacts }): Promise<void> => {
     const { path, query } = safeTarget(req.url);
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
@@ -102,12 +103,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const first = slash === -1 ? path.slice(1) : path.slice(1, slash);
     const provider = NATIVE_PREFIXES[first];
     if (provider && slash !== -1) {
-      await handleNative(ctx, provider, req, res, path.slice(slash), query);
+      seen.facts = newRequestFacts('native', provider);
+      await handleNative(ctx, provider, req, res, path.slice(slash), query, seen.facts);
       return;
     }
     if (path === '/v1/chat/completions') {
+      seen.facts = newRequestFacts('unified', null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', 'use POST for /v1/chat/completions');
-      await handleUnified(ctx, req, res);
+      await handleUnified(ctx, req, res, seen.facts);
       return;
     }
     if (path === '/v1/models') {
@@ -119,10 +122,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
-    route(req, res).catch((err: unknown) => {
+    const seen: { facts?: RequestFacts } = {};
+    route(req, res, seen).catch((err: unknown) => {
       const path = (req.url ?? '/').split('?', 1)[0]!;
       const ge = err instanceof GatewayError ? err : new GatewayError('internal_error', 'internal gateway error');
       if (!(err instanceof GatewayError)) log(`internal error on ${req.method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
+      if (seen.facts && !seen.facts.tracked) {
+        publishRefusal(ctx.bus, ctx.stats, seen.facts, { method: req.method ?? 'GET', path, headers: req.headers }, { status: ge.status, code: ge.code, message: ge.message });
+      }
       if (res.headersSent) { res.destroy(); return; }
       // Drain what the client still sends so the error reaches it instead of a reset.
       if (!req.complete) req.resume();

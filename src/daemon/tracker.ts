@@ -102,3 +102,40 @@ export class RequestTracker {
     this.onDone?.();
   }
 }
+
+/**
+ * What the request path has learned about a request before its tracker exists (who, which
+ * provider, which model), so a request refused early (bad key, unknown model, no provider key)
+ * still shows up in the monitor as a started + failed pair.
+ */
+export interface RequestFacts {
+  readonly t0: number;
+  mode: RequestMode;
+  key?: { id: string; name: string };
+  provider: ProviderId | null;
+  model: string | null;
+  /** Set once a RequestTracker follows the request: it reports its own end. */
+  tracked: boolean;
+}
+
+export function newRequestFacts(mode: RequestMode, provider: ProviderId | null): RequestFacts {
+  return { t0: performance.now(), mode, provider, model: null, tracked: false };
+}
+
+export function publishRefusal(
+  bus: EventBus, stats: Stats, facts: RequestFacts,
+  req: { method: string; path: string; headers: Record<string, string | string[] | undefined> },
+  err: { status: number; code: string; message: string },
+): void {
+  stats.begin();
+  stats.end();
+  if (bus.size === 0) return;
+  const id = `req_${runId}${(++seq).toString(36)}`;
+  const now = Date.now();
+  bus.publish({
+    type: 'started', id, time: now, keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
+    mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
+    stream: false, requestBytes: 0, headers: maskHeaders(req.headers),
+  });
+  bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {} });
+}

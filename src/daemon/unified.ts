@@ -20,7 +20,7 @@ import type { TokenUsage } from './events.js';
 import { readBody, write } from './http-util.js';
 import { setProviderAuth } from './passthrough.js';
 import { SseParser, sseData, SSE_DONE } from './sse.js';
-import { RequestTracker } from './tracker.js';
+import { RequestTracker, type RequestFacts } from './tracker.js';
 import { upstreamFailure } from './upstream.js';
 
 export { handleModels } from './models-list.js';
@@ -61,8 +61,9 @@ function upstreamHeaders(provider: ProviderId, key: string, extra: Record<string
   return h;
 }
 
-export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> {
   const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
+  facts.key = { id: record.id, name: record.name };
   const raw = await readBody(req, ctx.settings.bodyLimitBytes);
   let parsed: unknown;
   try { parsed = JSON.parse(raw.toString('utf8')); } catch (e) {
@@ -74,6 +75,8 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     body = validateChatRequest(parsed);
     route = resolveModel(body.model, ctx.settings.aliases);
   } catch (e) { throw asGatewayError(e); }
+  facts.provider = route.provider;
+  facts.model = route.model;
   checkModelAllowed(record, body.model);
   const providerKey = await ctx.providerKeys.require(route.provider);
   const stream = body.stream === true;
@@ -96,6 +99,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     keyId: record.id, keyName: record.name, mode: 'unified', provider: route.provider, model: route.model,
     method: 'POST', path: '/v1/chat/completions', stream, requestBytes: raw.length, headers: req.headers,
   });
+  facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
   const abort = new AbortController();
   res.on('close', () => { if (!res.writableFinished) abort.abort(); });

@@ -65,6 +65,19 @@ describe('events', () => {
     expect(text).not.toContain('do-not-log');
   });
 
+  it('requests refused before reaching a provider still show up: started + failed with the reason', async () => {
+    const post = (path: string, headers: Record<string, string>, body: string) => fetch(`${gw.url}${path}`, { method: 'POST', headers, body }).then((r) => r.text());
+    await post('/anthropic/v1/messages', { 'x-api-key': 'sk-proxy-wrong' }, '{}');
+    let s = lastStarted();
+    expect(s).toMatchObject({ mode: 'native', provider: 'anthropic', keyName: '(no valid key)' });
+    expect(finishedOf(s.id)).toMatchObject({ type: 'failed', status: 401, code: 'invalid_api_key' });
+    expect(JSON.stringify(s)).not.toContain('sk-proxy-wrong');
+    await post('/v1/chat/completions', { authorization: `Bearer ${gw.key}` }, '{"model":"llama-3","messages":[{"role":"user","content":"x"}]}');
+    s = lastStarted();
+    expect(s).toMatchObject({ mode: 'unified', provider: null, keyName: 'test' });
+    expect(finishedOf(s.id)).toMatchObject({ type: 'failed', status: 400, code: 'model_not_found' });
+  });
+
   it('GET /admin/events streams the same events to a local subscriber', async () => {
     const ac = new AbortController();
     const r = await fetch(`${gw.url}/admin/events`, { headers: { authorization: `Bearer ${gw.daemon.adminToken}` }, signal: ac.signal });

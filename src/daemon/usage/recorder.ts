@@ -153,18 +153,22 @@ export class UsageRecorder {
         const started = this.inflight.get(ev.id);
         if (!started) { this.stats.orphans++; return; }
         this.inflight.delete(ev.id);
+        // Refused before any provider was involved (bad key, malformed request): shown live by the
+        // monitor and logged, but not part of the per-provider usage history.
+        if (started.provider === null) return;
+        const provider = started.provider;
         const model = ev.type === 'finished' ? (ev.model ?? started.model) : started.model;
         const bare = model ? bareModel(model) : null;
         const row: UsageRow = {
           requestId: ev.id, startedAt: started.time, keyId: started.keyId, keyName: started.keyName, mode: started.mode,
-          provider: started.provider, model: bare, method: started.method, path: started.path, stream: started.stream,
+          provider, model: bare, method: started.method, path: started.path, stream: started.stream,
           status: ev.status, errorCode: ev.type === 'failed' ? ev.code : null,
           errorMessage: ev.type === 'failed' ? ev.message.slice(0, 300) : null,
           durationMs: ev.durationMs, ttfbMs: ev.ttfbMs, requestBytes: started.requestBytes, outputBytes: ev.type === 'finished' ? ev.outputBytes : 0,
           inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
           cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
           reasoningTokens: ev.usage.reasoningTokens ?? null,
-          cost: requestCost(this.prices, started.provider, bare, ev.usage, ev.status),
+          cost: requestCost(this.prices, provider, bare, ev.usage, ev.status),
         };
         this.buffer.push(row);
         this.stats.buffered = this.buffer.length;
