@@ -20,7 +20,7 @@ export interface LiveRequest {
   keyId: string;
   keyName: string;
   mode: RequestStarted['mode'];
-  provider: RequestStarted['provider'];
+  provider: NonNullable<RequestStarted['provider']>;
   model: string | null;
   method: string;
   path: string;
@@ -79,6 +79,7 @@ export class UsageRecorder {
   private bodies: BodyRow[] = [];
   private bodyChars = 0;
   private inflight = new Map<string, LiveRequest>();
+  private refused = new Set<string>();
   private lastUsedAt = new Map<string, number>();
   private listeners = new Set<(ev: LiveEvent) => void>();
   private unsubscribe: (() => void) | undefined;
@@ -126,6 +127,9 @@ export class UsageRecorder {
   private onEvent(ev: GatewayEvent): void {
     switch (ev.type) {
       case 'started': {
+        // Refused before any provider was involved (bad key, malformed request): the monitor and
+        // the daemon log show these; the usage history and its Live page are per provider.
+        if (ev.provider === null) { this.refused.add(ev.id); return; }
         const live: LiveRequest = {
           id: ev.id, time: ev.time, keyId: ev.keyId, keyName: ev.keyName, mode: ev.mode, provider: ev.provider,
           model: ev.model, method: ev.method, path: ev.path, stream: ev.stream, requestBytes: ev.requestBytes,
@@ -150,12 +154,10 @@ export class UsageRecorder {
       }
       case 'finished':
       case 'failed': {
+        if (this.refused.delete(ev.id)) return;
         const started = this.inflight.get(ev.id);
         if (!started) { this.stats.orphans++; return; }
         this.inflight.delete(ev.id);
-        // Refused before any provider was involved (bad key, malformed request): shown live by the
-        // monitor and logged, but not part of the per-provider usage history.
-        if (started.provider === null) return;
         const provider = started.provider;
         const model = ev.type === 'finished' ? (ev.model ?? started.model) : started.model;
         const bare = model ? bareModel(model) : null;
