@@ -4,6 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
+import type { GatewayEvent } from './events.js';
 import { sseData } from './sse.js';
 
 export interface AdminHooks {
@@ -54,17 +55,19 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
     case '/admin/events': {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
       res.write(': connected\n\n');
-      // Queue and flush on a timer: a slow subscriber only grows its own (bounded) queue.
-      let queue: string[] = [];
+      // Queue the events and serialise them on a timer, off the request path: a slow subscriber
+      // only grows its own (bounded) queue.
+      let queue: GatewayEvent[] = [];
       let dropped = 0;
       const unsubscribe = ctx.bus.subscribe((ev) => {
         if (queue.length >= 10_000) { dropped++; return; }
-        queue.push(sseData(ev));
+        queue.push(ev);
       });
       const timer = setInterval(() => {
         if (queue.length === 0 && dropped === 0) return;
         if (res.writableNeedDrain) return;
-        const out = queue.join('');
+        let out = '';
+        for (const ev of queue) out += sseData(ev);
         queue = [];
         if (dropped > 0) { res.write(`: dropped ${dropped} events\n\n`); dropped = 0; }
         res.write(out);

@@ -105,14 +105,25 @@ const MAX_HEADER_VALUE = 200;
  * Request headers for the monitor's details view: credentials reduced to their scheme and last four
  * characters (`Bearer …abcd`), long values cut, at most 40 headers; never a request or response body.
  */
+const credentialNames = new Map<string, boolean>();
+function isCredentialHeader(name: string): boolean {
+  let hit = credentialNames.get(name);
+  if (hit === undefined) {
+    hit = CREDENTIAL_HEADER.test(name);
+    if (credentialNames.size < 1000) credentialNames.set(name, hit);
+  }
+  return hit;
+}
+
 export function maskHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   let n = 0;
-  for (const [name, raw] of Object.entries(headers)) {
+  for (const name in headers) {
+    const raw = headers[name];
     if (raw === undefined) continue;
     if (++n > MAX_HEADERS) break;
     const value = Array.isArray(raw) ? raw.join(', ') : raw;
-    if (CREDENTIAL_HEADER.test(name)) {
+    if (isCredentialHeader(name)) {
       const scheme = /^(bearer|basic|token)\s+/i.exec(value)?.[0] ?? '';
       const secret = value.slice(scheme.length).trim();
       out[name] = `${scheme}${secret.length > 12 ? `…${secret.slice(-4)}` : '…'}`;

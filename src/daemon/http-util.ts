@@ -33,8 +33,11 @@ export function forwardResponseHeaders(h: Record<string, string | string[] | und
   return out;
 }
 
-function connectionHeaderTokens(v: string | string[] | undefined): Set<string> {
-  if (!v) return new Set();
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+/** Header names listed in `Connection` (hop-by-hop by declaration); the common values cost nothing. */
+function connectionHeaderTokens(v: string | string[] | undefined): ReadonlySet<string> {
+  if (!v || v === 'keep-alive' || v === 'close') return NO_TOKENS;
   const s = Array.isArray(v) ? v.join(',') : v;
   return new Set(s.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
 }
@@ -100,6 +103,8 @@ export function safeTarget(rawUrl: string | undefined): { path: string; query: s
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const query = q === -1 ? '' : url.slice(q + 1);
+  // Fast path: no percent-escapes, backslashes, dot segments or empty segments at all.
+  if (!/[%\\\0]|\/\.|\/\/|\/$/.test(path) || path === '/') return { path, query };
   const segments = path.split('/').slice(1);
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i]!;

@@ -53,6 +53,40 @@ export function geminiUsage(u: Obj | undefined, into: TokenUsage): void {
   if (thoughts !== undefined) into.reasoningTokens = thoughts;
 }
 
+/**
+ * The JSON object that follows the last `"key":` in `text`, cut out with a string-aware brace scan,
+ * so a large answer is not parsed whole just to read its usage.
+ */
+export function objectAfterLastKey(text: string, key: string): unknown {
+  const at = text.lastIndexOf(`"${key}"`);
+  if (at === -1) return undefined;
+  const start = text.indexOf('{', at + key.length + 2);
+  if (start === -1) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \\ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */) depth++;
+    else if (c === 125 /* } */ && --depth === 0) return parse(text.slice(start, i + 1));
+  }
+  return undefined;
+}
+
+/** Usage and model from a whole JSON answer (or Gemini's JSON-array stream). */
+function usageFromJsonText(provider: ProviderId, text: string, usage: TokenUsage): string | null {
+  const key = provider === 'gemini' ? 'usageMetadata' : 'usage';
+  const u = obj(objectAfterLastKey(text, key));
+  if (provider === 'anthropic') anthropicUsage(u, usage);
+  else if (provider === 'openai') openaiUsage(u, usage);
+  else geminiUsage(u, usage);
+  const m = (provider === 'gemini' ? /"modelVersion"\s*:\s*"([^"]+)"/ : /"model"\s*:\s*"([^"]+)"/).exec(text);
+  return m ? m[1]!.replace(/^models\//, '') : null;
+}
+
 function fromBody(provider: ProviderId, body: unknown, usage: TokenUsage): string | null {
   const items = Array.isArray(body) ? body : [body]; // Gemini's non-SSE stream is a JSON array
   let model: string | null = null;
@@ -113,7 +147,7 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
     const finish = () => {
       if (parsed) return;
       parsed = true;
-      if (size > 0 && size <= JSON_CAP) model = fromBody(provider, parse(Buffer.concat(parts, size).toString('utf8')), usage);
+      if (size > 0 && size <= JSON_CAP) model = usageFromJsonText(provider, Buffer.concat(parts, size).toString('utf8'), usage);
       parts.length = 0;
     };
     return {

@@ -98,11 +98,14 @@ export async function handleNative(
     throw ge;
   }
 
-  const respHeaders = forwardResponseHeaders(upstream.headers);
-  res.writeHead(upstream.statusCode, respHeaders);
-  res.flushHeaders();
-  const tap = createNativeUsageTap(provider, String(upstream.headers['content-type'] ?? ''));
-  tracker.responseIsStream(stream || String(upstream.headers['content-type'] ?? '').includes('text/event-stream'));
+  const contentType = String(upstream.headers['content-type'] ?? '');
+  const streaming = stream || contentType.includes('text/event-stream');
+  res.writeHead(upstream.statusCode, forwardResponseHeaders(upstream.headers));
+  // A stream's headers go out now, as the provider sent them; any other response's headers leave
+  // with its first body bytes, in one write.
+  if (streaming) res.flushHeaders();
+  const tap = createNativeUsageTap(provider, contentType);
+  tracker.responseIsStream(streaming);
   try {
     for await (const chunk of (capture ? capture.tee(upstream.body) : upstream.body) as AsyncIterable<Buffer>) {
       tap?.push(chunk);
