@@ -1,0 +1,100 @@
+// A mock provider built for speed, for the bench only: one node:http server that answers all three
+// wire formats from precomputed buffers, so it is never the bottleneck.
+//   POST /v1/chat/completions                        OpenAI (JSON, or SSE when the body has "stream":true)
+//   POST /v1/messages                                Anthropic (JSON, or SSE when the body has "stream":true)
+//   POST /v1beta/models/{m}:generateContent          Gemini JSON
+//   POST /v1beta/models/{m}:streamGenerateContent    Gemini SSE (events separated by \r\n\r\n, no [DONE])
+// Streams are STREAM_EVENTS events, the first sent with the headers, then one every STREAM_DELAY_MS.
+// Each text token is `tok{i}@{send time}` (process.hrtime, ns: CLOCK_MONOTONIC, the same clock in
+// every process), so the stream client can tell how long each chunk took to reach it.
+// It checks no credentials and records nothing (the tests' mock in test/helpers does that).
+// Usage: node bench/fast-mock.ts [port] [events] [delayMs]   → prints {"port":N} on stdout.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const port = Number(process.argv[2] ?? 0);
+const EVENTS = Math.max(4, Number(process.argv[3] ?? 20));
+const DELAY_MS = Number(process.argv[4] ?? 5);
+const TEXT = 'Hello from the bench mock.';
+
+const openaiJson = Buffer.from(JSON.stringify({
+  id: 'chatcmpl-bench', object: 'chat.completion', created: 1767225600, model: 'gpt-5.4',
+  choices: [{ index: 0, message: { role: 'assistant', content: TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 },
+}));
+const anthropicJson = Buffer.from(JSON.stringify({
+  id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-opus-5', content: [{ type: 'text', text: TEXT }],
+  stop_reason: 'end_turn', stop_sequence: null,
+  usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 6 },
+}));
+const geminiResponse = (text: string, n: number, finish?: string) => ({
+  candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
+  usageMetadata: { promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n }, modelVersion: 'gemini-3.5-flash', responseId: 'resp-bench',
+});
+const geminiJson = Buffer.from(JSON.stringify(geminiResponse(TEXT, 6, 'STOP')));
+
+// Streams: exactly EVENTS SSE events each.
+const openaiChunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1767225600, model: 'gpt-5.4', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+const openaiStream = [
+  openaiChunk({ role: 'assistant', content: '' }, null),
+  ...Array.from({ length: EVENTS - 3 }, (_, i) => openaiChunk({ content: `tok${i}@%TS% ` }, null)),
+  openaiChunk({}, 'stop'),
+  'data: [DONE]\n\n',
+];
+const aev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const anthropicStream = [
+  aev('message_start', { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-opus-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } }),
+  aev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+  ...Array.from({ length: EVENTS - 5 }, (_, i) => aev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `tok${i}@%TS% ` } })),
+  aev('content_block_stop', { type: 'content_block_stop', index: 0 }),
+  aev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: EVENTS - 5 } }),
+  aev('message_stop', { type: 'message_stop' }),
+];
+const geminiStream = Array.from({ length: EVENTS }, (_, i) => `data: ${JSON.stringify(geminiResponse(`tok${i}@%TS% `, i + 1, i === EVENTS - 1 ? 'STOP' : undefined))}\r\n\r\n`);
+
+const JSON_HEADERS = (n: number) => ['content-type', 'application/json', 'content-length', String(n)];
+const SSE_HEADERS = ['content-type', 'text/event-stream', 'cache-control', 'no-cache'];
+const STREAM_MARK = Buffer.from('"stream":true');
+
+function sendStream(res: ServerResponse, events: string[]): void {
+  res.writeHead(200, SSE_HEADERS);
+  let i = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    const ev = events[i++]!;
+    res.write(ev.includes('%TS%') ? ev.replace('%TS%', String(process.hrtime.bigint())) : ev);
+    if (i === events.length) { res.end(); return; }
+    setTimeout(next, DELAY_MS);
+  };
+  next();
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  const url = req.url ?? '/';
+  const stream = body.indexOf(STREAM_MARK) !== -1;
+  if (url.startsWith('/v1/chat/completions')) {
+    if (stream) sendStream(res, openaiStream);
+    else res.writeHead(200, JSON_HEADERS(openaiJson.length)).end(openaiJson);
+  } else if (url.startsWith('/v1/messages')) {
+    if (stream) sendStream(res, anthropicStream);
+    else res.writeHead(200, JSON_HEADERS(anthropicJson.length)).end(anthropicJson);
+  } else if (url.includes(':streamGenerateContent')) {
+    sendStream(res, geminiStream);
+  } else if (url.includes(':generateContent')) {
+    res.writeHead(200, JSON_HEADERS(geminiJson.length)).end(geminiJson);
+  } else {
+    const b = Buffer.from(`{"error":{"message":"bench mock: no route for ${req.method} ${url.split('?')[0]}"}}`);
+    res.writeHead(404, JSON_HEADERS(b.length)).end(b);
+  }
+}
+
+const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  let body: Buffer | undefined;
+  let parts: Buffer[] | undefined;
+  req.on('data', (c: Buffer) => { if (!body) body = c; else (parts ??= [body]).push(c); });
+  req.on('end', () => answer(req, res, parts ? Buffer.concat(parts) : body ?? Buffer.alloc(0)));
+});
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port, pid: process.pid }) + '\n');
+});
+process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });

@@ -1,0 +1,78 @@
+// `node bench/profile.ts [--seconds S] [--c N]`: where the daemon's CPU goes on the bench workload.
+// For each scenario a fresh daemon (pinned like in the bench) is warmed up, then V8's CPU profiler
+// runs while wrk drives it at concurrency N (64 for the streaming scenarios); the profiles are summarized (self time by file and
+// function, inclusive time of the daemon's own functions) into bench/results/profile-<time>.md,
+// with the .cpuprofile files beside it (open them in Chrome DevTools or speedscope).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildDaemon } from './build.ts';
+import { BENCH_DIR, cpuUs, log, pinSelf, ROOT, runWrk, sleep, startServer, stopAll, stopChild } from './lib.ts';
+import { summarize } from './profile-summary.ts';
+
+const argv = process.argv.slice(2);
+const num = (name: string, def: number) => { const i = argv.indexOf(name); return i === -1 ? def : Number(argv[i + 1]); };
+const SECONDS = num('--seconds', 8);
+const C = num('--c', 16);
+
+const body = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+const scenarios: Array<{ id: string; path: string; body: string; subscriber?: boolean; floor?: boolean }> = [
+  { id: 'floor', path: '/v1/chat/completions', body: body('gpt-5.4'), floor: true },
+  { id: 'native-openai', path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
+  { id: 'native-openai-subscriber', path: '/openai/v1/chat/completions', body: body('gpt-5.4'), subscriber: true },
+  { id: 'unified-openai', path: '/v1/chat/completions', body: body('gpt-5.4') },
+  { id: 'unified-anthropic', path: '/v1/chat/completions', body: body('claude-opus-5') },
+  { id: 'unified-gemini', path: '/v1/chat/completions', body: body('gemini-3.5-flash') },
+  // Streams (20 events 5 ms apart): the per-chunk work of each path.
+  { id: 'stream-native-openai', path: '/openai/v1/chat/completions', body: body('gpt-5.4', true) },
+  { id: 'stream-unified-openai', path: '/v1/chat/completions', body: body('gpt-5.4', true) },
+  { id: 'stream-unified-anthropic', path: '/v1/chat/completions', body: body('claude-opus-5', true) },
+  { id: 'stream-unified-gemini', path: '/v1/chat/completions', body: body('gemini-3.5-flash', true) },
+];
+
+async function main(): Promise<void> {
+  pinSelf(1);
+  const build = buildDaemon(argv.includes('--no-build'));
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
+  const dir = join(BENCH_DIR, 'results', `profile-${stamp}`);
+  mkdirSync(dir, { recursive: true });
+  const mock = await startServer<{ port: number }>('mock', 1, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0', '20', '5']);
+  const origin = `http://127.0.0.1:${mock.info.port}`;
+  const out: string[] = [`# Daemon CPU profiles · ${new Date().toISOString()}`, '', `wrk -c${C} for ${SECONDS} s per scenario after a 3 s warm-up; daemon from ${build.dir.replace(ROOT + '/', '')} (${build.note}), pinned to core 0; V8 sampling every 200 µs.`, ''];
+  for (const s of scenarios) {
+    const file = join(dir, `${s.id}.cpuprofile`);
+    const hook = ['--import', join(BENCH_DIR, 'profile-hook.ts')];
+    const script = s.floor ? [join(BENCH_DIR, 'floor.ts'), origin] : [join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin];
+    const d = await startServer<{ port: number; pid: number; proxyKey?: string; adminToken?: string }>(s.id, 0, [process.execPath, ...hook, ...script], { env: { BENCH_PROFILE: file } });
+    const bf = join(dir, `${s.id}.body.json`);
+    writeFileSync(bf, s.body);
+    const headers: Record<string, string> = d.info.proxyKey ? { authorization: `Bearer ${d.info.proxyKey}` } : {};
+    let sub: AbortController | undefined;
+    if (s.subscriber) {
+      sub = new AbortController();
+      const r = await fetch(`http://127.0.0.1:${d.info.port}/admin/events`, { headers: { authorization: `Bearer ${d.info.adminToken}` }, signal: sub.signal });
+      void (async () => { try { for await (const _ of r.body!) { /* consume */ } } catch { /* aborted */ } })();
+    }
+    const conns = s.id.startsWith('stream-') ? 64 : C;
+    await runWrk({ port: d.info.port, path: s.path, bodyFile: bf, headers, connections: conns, seconds: 3 }, 1);
+    process.kill(d.info.pid, 'SIGUSR2');
+    await sleep(200);
+    const cpu0 = cpuUs(d.info.pid);
+    const r = await runWrk({ port: d.info.port, path: s.path, bodyFile: bf, headers, connections: conns, seconds: SECONDS }, 1);
+    const cpuPerReq = (cpuUs(d.info.pid) - cpu0) / r.requests;
+    process.kill(d.info.pid, 'SIGUSR2');
+    for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(100);
+    await sleep(300);
+    sub?.abort();
+    await stopChild(d.child, 10_000);
+    log(`${s.id}: ${Math.round(r.rps)} req/s, ${cpuPerReq.toFixed(0)} µs CPU/request (profiled)`);
+    out.push(`## ${s.id}`, '', `${Math.round(r.rps)} req/s at c=${conns}, ${cpuPerReq.toFixed(0)} µs of daemon CPU per request, while profiled${r.errors ? `; ${r.errors} errors` : ''}.`, '');
+    try { out.push(summarize(file, 25), ''); } catch (e) { out.push(`(no profile: ${(e as Error).message})`, ''); }
+  }
+  await stopAll();
+  const md = out.join('\n');
+  writeFileSync(join(dir, 'summary.md'), md);
+  process.stdout.write(md + '\n');
+  log(`written to ${join(dir, 'summary.md').replace(ROOT + '/', '')}`);
+}
+
+main().catch(async (e) => { log(`failed: ${(e as Error).stack ?? e}`); await stopAll(); process.exit(1); });

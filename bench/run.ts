@@ -1,0 +1,574 @@
+// `npm run bench [-- --peers] [-- --quick]`: the daemon measured side by side with calling the mock
+// directly and with a minimal reference proxy (the floor), optionally with Portkey's gateway.
+// Prints a Markdown report (with the issues' targets, PASS/MISS) and writes it to bench/results/.
+// See bench/README.md for what each number means.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { cpus, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildDaemon } from './build.ts';
+import {
+  BENCH_DIR, busyPct, cpuTimes, cpuUs, have, interferenceProbe, log, median, peakRssMiB, percentile, PIN, pinSelf, ROOT, runWrk,
+  sleep, startServer, startWorker, stopAll, waitQuiet, type Started, type WrkResult,
+} from './lib.ts';
+import { spin } from './probe.ts';
+import { startPortkey } from './portkey.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const opt = (name: string, def: number) => {
+  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i === -1) return def;
+  const v = argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} needs a positive number`);
+  return n;
+};
+if (flag('--help') || flag('-h')) {
+  process.stdout.write(`npm run bench [-- options]
+  --peers            also run Portkey's gateway (installed from npm into a temp folder)
+  --quick            a smoke run (1 rep, 1 s steps); numbers are not meaningful
+  --reps N           repetitions of each step, interleaved across paths (default 5)
+  --duration S       seconds per measured step (default 2)
+  --warmup S         seconds of warm-up per path, not measured (default 2)
+  --stream-events N  SSE events per mock stream (default 20)
+  --stream-delay MS  gap between mock stream events (default 5)
+  --max-wait S       seconds the bench may spend in all waiting for / retrying after other load
+                     on the machine (default 120); after that it measures as is and flags it
+  --no-build         skip tsc; run the last good build
+`);
+  process.exit(0);
+}
+const QUICK = flag('--quick');
+const PEERS = flag('--peers');
+const REPS = opt('--reps', QUICK ? 1 : 5);
+const DURATION = opt('--duration', QUICK ? 1 : 2);
+const WARMUP = opt('--warmup', QUICK ? 1 : 2);
+const STREAM_EVENTS = opt('--stream-events', 20);
+const STREAM_DELAY = opt('--stream-delay', 5);
+const STREAM_ROUNDS = QUICK ? 1 : 6;
+const STREAM_PER_ROUND = QUICK ? 4 : 6;
+const CONCURRENCY = [1, 16, 64];
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+
+// Interference: wait for other processes to use < QUIET % of a core before a step; retry a step
+// during which they used > DIRTY % (keeping the cleanest attempt).
+const QUIET_PCT = 10;
+const DIRTY_PCT = 15;
+const MAX_RETRIES = 2;
+const QUIET_WAIT_MS = 15_000;
+/** Total time the bench may spend waiting and retrying for a quiet machine; then it measures as is. */
+const WAIT_BUDGET_MS = opt('--max-wait', 120) * 1000;
+const budgetLeft = () => Math.max(0, WAIT_BUDGET_MS - interference.waitedMs - interference.retriedMs);
+const waitMs = () => Math.min(QUIET_WAIT_MS, budgetLeft());
+let ourPids: number[] = [];
+const interference = { waitedMs: 0, retriedMs: 0, retries: 0, hostRetries: 0 };
+// Host speed: a fixed loop timed on both cores; > HOST_SLOW × its usual time means the VM's host
+// is busy (invisible from inside), so wait before a step and retry a step that ran during it.
+const HOST_SLOW = 1.3;
+let probe0: { pid: number; call: (line: string) => Promise<string> } | undefined;
+const loopTimes: number[][] = [[], []];
+/** How much slower than usual (the 25th percentile of all probes so far) the loop ran on the slower core. */
+async function hostSlowness(): Promise<number> {
+  if (!probe0) return 1;
+  const remote = probe0.call('');
+  const local = Math.min(spin(), spin());
+  const t = [Number(await remote), local];
+  let worst = 1;
+  for (let i = 0; i < 2; i++) {
+    loopTimes[i]!.push(t[i]!);
+    worst = Math.max(worst, t[i]! / percentile(loopTimes[i]!, 25));
+  }
+  return worst;
+}
+async function waitHost(maxMs: number): Promise<number> {
+  const t0 = Date.now();
+  let x = await hostSlowness();
+  while (x > HOST_SLOW && Date.now() - t0 < maxMs) { await sleep(400); x = await hostSlowness(); }
+  interference.waitedMs += Date.now() - t0;
+  return x;
+}
+
+// Targets from the issues (#2 core, #3 unified, #4 events subscriber). The TTFB and per-chunk
+// targets ("no added delay beyond the floor's") get a stated tolerance for measurement noise.
+const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10 };
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+const SYSTEM = 'You are a terse assistant.';
+const USER = 'Say hello in five words.';
+const openaiBody = (model: string, stream: boolean) => JSON.stringify({
+  model, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], max_tokens: 64, ...(stream ? { stream: true } : {}),
+});
+const anthropicBody = (stream: boolean) => JSON.stringify({
+  model: 'claude-opus-5', max_tokens: 64, system: SYSTEM, messages: [{ role: 'user', content: USER }], ...(stream ? { stream: true } : {}),
+});
+const geminiBody = JSON.stringify({
+  systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: 'user', parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 64 },
+});
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const openaiShape = (j: Json) => typeof j?.choices?.[0]?.message?.content === 'string' && j.choices[0].message.content.length > 0;
+const anthropicShape = (j: Json) => typeof j?.content?.[0]?.text === 'string';
+const geminiShape = (j: Json) => typeof j?.candidates?.[0]?.content?.parts?.[0]?.text === 'string';
+
+interface Target {
+  id: string;
+  label: string;
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'peer';
+  provider?: 'openai' | 'anthropic' | 'gemini';
+  port: number;
+  pid?: number;
+  path: string;
+  body: string;
+  streamPath: string;
+  streamBody: string;
+  headers: Record<string, string>;
+  shape: (j: Json) => boolean;
+  /** Set when the path does not work (yet): reported as n/a (reason). */
+  na?: string;
+  streamNa?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+async function post(port: number, path: string, body: string, headers: Record<string, string>, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: r.status, text: await r.text() };
+}
+
+const brief = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 160);
+
+async function preflight(t: Target): Promise<void> {
+  try {
+    const r = await post(t.port, t.path, t.body, t.headers);
+    let j: Json | undefined;
+    try { j = JSON.parse(r.text) as Json; } catch { /* reported below */ }
+    if (r.status !== 200) {
+      const msg = j?.error?.message ?? j?.message ?? r.text;
+      t.na = `HTTP ${r.status}: ${brief(String(msg))}`;
+    } else if (!j || !t.shape(j)) t.na = `unexpected answer: ${brief(r.text)}`;
+  } catch (e) { t.na = `request failed: ${brief((e as Error).message)}`; }
+  if (t.na) { t.streamNa = t.na; return; }
+  try {
+    const r = await post(t.port, t.streamPath, t.streamBody, { ...t.headers, accept: 'text/event-stream' });
+    if (r.status !== 200) t.streamNa = `HTTP ${r.status}: ${brief(r.text)}`;
+    else if (!r.text.includes('tok0')) t.streamNa = `stream without the mock's text: ${brief(r.text)}`;
+  } catch (e) { t.streamNa = `stream failed: ${brief((e as Error).message)}`; }
+}
+
+let lastStepClean = false;
+let lastStepEnd = 0;
+let bodySeq = 0;
+let tmp = '';
+function bodyFile(body: string): string {
+  const f = join(tmp, `body-${bodySeq++}.json`);
+  writeFileSync(f, body);
+  return f;
+}
+
+interface Step { rps: number; p50: number; p99: number; cpuPerReq: number; busy: number[]; errors: number; requests: number; foreignPct: number; stealPct: number; hostSlow: number; attempts: number }
+
+async function step(t: Target, c: number, seconds: number, bf: string, retry = true): Promise<Step> {
+  let best: Step | undefined;
+  for (let attempt = 1; attempt <= (retry ? MAX_RETRIES + 1 : 1); attempt++) {
+    let before = 1;
+    if (retry) {
+      // The previous step's own measurement serves as the quiet check when it just ended clean.
+      if (!(lastStepClean && Date.now() - lastStepEnd < 1000)) interference.waitedMs += await waitQuiet(() => ourPids, QUIET_PCT, waitMs());
+      before = await waitHost(waitMs());
+    }
+    const probe = interferenceProbe(() => ourPids);
+    const cpu0 = t.pid ? cpuUs(t.pid) : NaN;
+    const times0 = cpuTimes();
+    const r: WrkResult = await runWrk({ port: t.port, path: t.path, bodyFile: bf, headers: t.headers, connections: c, seconds }, LOAD_CORE);
+    const busy = busyPct(times0, cpuTimes());
+    const cpu1 = t.pid ? cpuUs(t.pid) : NaN;
+    const { foreignPct, stealPct } = probe();
+    const hostSlow = retry ? Math.max(before, await hostSlowness()) : 1;
+    lastStepClean = foreignPct < QUIET_PCT;
+    lastStepEnd = Date.now();
+    const s: Step = { rps: r.rps, p50: r.p50, p99: r.p99, cpuPerReq: (cpu1 - cpu0) / Math.max(1, r.requests), busy, errors: r.errors, requests: r.requests, foreignPct, stealPct, hostSlow, attempts: attempt };
+    const badness = (x: Step) => Math.max(x.foreignPct / DIRTY_PCT, x.hostSlow / HOST_SLOW);
+    if (!best || badness(s) < badness(best)) best = { ...s };
+    best.attempts = attempt;
+    if (!retry || (foreignPct <= DIRTY_PCT && hostSlow <= HOST_SLOW) || budgetLeft() === 0) break;
+    if (attempt <= MAX_RETRIES) {
+      interference.retriedMs += seconds * 1000;
+      if (foreignPct > DIRTY_PCT) { interference.retries++; log(`  other processes used ${foreignPct.toFixed(0)}% of a core during that step (${int(s.rps)} req/s): retrying`); }
+      else { interference.hostRetries++; log(`  the host was slow around that step (loop ${hostSlow.toFixed(2)}× its usual time; ${int(s.rps)} req/s): retrying`); }
+    }
+  }
+  return best!;
+}
+
+function subscribe(port: number, token: string): Promise<{ stop: () => { events: number; bytes: number } }> {
+  return new Promise((resolve, reject) => {
+    let events = 0;
+    let bytes = 0;
+    const req: ClientRequest = httpRequest({ host: '127.0.0.1', port, path: '/admin/events', headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) { reject(new Error(`GET /admin/events answered ${res.statusCode}`)); res.resume(); return; }
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        for (let i = c.indexOf('data:'); i !== -1; i = c.indexOf('data:', i + 5)) events++;
+      });
+      res.on('error', () => {});
+      resolve({ stop: () => { req.destroy(); return { events, bytes }; } });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// Formatting
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const us = (n: number) => (Number.isFinite(n) ? `${int(n)} µs` : '—');
+const signedUs = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${int(Math.abs(n))} µs` : '—');
+const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)} ms` : '—');
+const signedMs = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(3)} ms` : '—');
+const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(0)}%` : '—');
+const signedPct = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixed(1)}%` : '—');
+const mib = (n: number) => (Number.isFinite(n) ? `${n.toFixed(0)} MiB` : '—');
+const verdict = (ok: boolean | undefined) => (ok === undefined ? 'n/a' : ok ? '**PASS**' : '**MISS**');
+
+// ---------------------------------------------------------------------------------------------
+// Main
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  for (const tool of ['wrk']) if (!have(tool)) throw new Error(`${tool} is not installed (Debian: apt-get install -y ${tool})`);
+  if (!PIN) log('taskset or a second core is missing: running unpinned, numbers will be noisier');
+  pinSelf(LOAD_CORE);
+  const build = buildDaemon(flag('--no-build'));
+  tmp = mkdtempSync(join(tmpdir(), 'gateway-bench-run-'));
+  const node = process.execPath;
+
+  const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [node, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
+  const origin = `http://127.0.0.1:${mock.info.port}`;
+  const floor = await startServer<{ port: number; pid: number }>('floor', SERVER_CORE, [node, join(BENCH_DIR, 'floor.ts'), origin]);
+  const daemon = await startServer<{ port: number; pid: number; adminToken: string; proxyKey: string }>('daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin]);
+  let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
+  let portkeyNa: string | undefined;
+  if (PEERS) {
+    try { portkey = await startPortkey(SERVER_CORE); } catch (e) { portkeyNa = brief((e as Error).message); log(`Portkey: ${(e as Error).message}`); }
+  }
+
+  probe0 = await startWorker(SERVER_CORE, 'probe.ts');
+  for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
+  const d = daemon.info;
+  const targets: Target[] = [
+    { id: 'direct', label: 'direct to mock', kind: 'direct', port: mock.info.port, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: {}, shape: openaiShape },
+    { id: 'floor', label: 'reference floor', kind: 'floor', port: floor.info.port, pid: floor.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: {}, shape: openaiShape },
+    { id: 'native-openai', label: 'native /openai', kind: 'native', provider: 'openai', port: d.port, pid: d.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/openai/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: auth, shape: openaiShape },
+    { id: 'native-anthropic', label: 'native /anthropic', kind: 'native', provider: 'anthropic', port: d.port, pid: d.pid, path: '/anthropic/v1/messages', body: anthropicBody(false), streamPath: '/anthropic/v1/messages', streamBody: anthropicBody(true), headers: auth, shape: anthropicShape },
+    { id: 'native-gemini', label: 'native /gemini', kind: 'native', provider: 'gemini', port: d.port, pid: d.pid, path: '/gemini/v1beta/models/gemini-3.5-flash:generateContent', body: geminiBody, streamPath: '/gemini/v1beta/models/gemini-3.5-flash:streamGenerateContent?alt=sse', streamBody: geminiBody, headers: auth, shape: geminiShape },
+    { id: 'unified-openai', label: 'unified → OpenAI', kind: 'unified', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: auth, shape: openaiShape },
+    { id: 'unified-anthropic', label: 'unified → Anthropic', kind: 'unified', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('claude-opus-5', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('claude-opus-5', true), headers: auth, shape: openaiShape },
+    { id: 'unified-gemini', label: 'unified → Gemini', kind: 'unified', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gemini-3.5-flash', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gemini-3.5-flash', true), headers: auth, shape: openaiShape },
+  ];
+  if (PEERS) {
+    const pkHeaders = { authorization: 'Bearer sk-bench-openai', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${origin}/v1` };
+    targets.push({
+      id: 'portkey', label: `Portkey ${portkey?.version ?? ''}`.trim(), kind: 'peer', port: portkey?.info.port ?? 0, pid: portkey?.info.pid,
+      path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true),
+      headers: pkHeaders, shape: openaiShape, ...(portkeyNa ? { na: portkeyNa, streamNa: portkeyNa } : {}),
+    });
+  }
+
+  for (const t of targets) {
+    if (!t.na) await preflight(t);
+    if (t.na) log(`${t.label}: n/a (${t.na})`);
+    else if (t.streamNa) log(`${t.label} streaming: n/a (${t.streamNa})`);
+  }
+  const live = targets.filter((t) => !t.na);
+  const bodies = new Map(live.map((t) => [t.id, bodyFile(t.body)]));
+
+  // Warm-up (JIT, connection pools), not measured.
+  for (const t of live) {
+    log(`warm-up ${t.label} (${WARMUP} s, c=16)`);
+    const w = await step(t, 16, WARMUP, bodies.get(t.id)!, false);
+    if (w.errors > w.requests * 0.01) { t.na = `${w.errors} errors out of ${w.requests} requests under load`; log(`${t.label}: n/a (${t.na})`); }
+  }
+
+  // Non-streaming matrix: reps × concurrency × path, interleaved so drift hits every path alike.
+  const steps = new Map<string, Step[]>(); // `${id}@${c}`
+  const measured = () => targets.filter((t) => !t.na);
+  const total = REPS * CONCURRENCY.length * measured().length;
+  let n = 0;
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const c of CONCURRENCY) {
+      for (const t of measured()) {
+        const s = await step(t, c, DURATION, bodies.get(t.id)!);
+        const key = `${t.id}@${c}`;
+        steps.set(key, [...(steps.get(key) ?? []), s]);
+        log(`[${++n}/${total}] c=${c} ${t.label}: ${int(s.rps)} req/s, p50 ${us(s.p50)}, p99 ${us(s.p99)}${s.errors ? `, ${s.errors} errors` : ''}`);
+      }
+    }
+  }
+
+  // Events subscriber: native c=16 without and with a consumer on GET /admin/events.
+  const nativeT = targets.find((t) => t.id === 'native-openai')!;
+  const sub: { without: Step[]; with: Step[]; events: number; bytes: number; error?: string } = { without: [], with: [], events: 0, bytes: 0 };
+  if (!nativeT.na) {
+    for (let rep = 0; rep < REPS; rep++) {
+      sub.without.push(await step(nativeT, 16, DURATION, bodies.get(nativeT.id)!));
+      try {
+        const s = await subscribe(d.port, d.adminToken);
+        sub.with.push(await step(nativeT, 16, DURATION, bodies.get(nativeT.id)!));
+        const got = s.stop();
+        sub.events += got.events;
+        sub.bytes += got.bytes;
+      } catch (e) { sub.error = brief((e as Error).message); break; }
+      log(`subscriber rep ${rep + 1}: without ${int(sub.without.at(-1)!.rps)} req/s, with ${int(sub.with.at(-1)?.rps ?? NaN)} req/s (${sub.events} events so far)`);
+    }
+  }
+
+  // Streams: c=1, sequential, in interleaved rounds, each gated and retried like a step.
+  type StreamResult = { ttfb: number[]; total: number[]; chunks: number[]; delay: number[]; error?: string };
+  const streamTargets = targets.filter((t) => !t.na && !t.streamNa);
+  log(`streams: ${streamTargets.length} paths × ${STREAM_ROUNDS * STREAM_PER_ROUND} streams of ${STREAM_EVENTS} events ${STREAM_DELAY} ms apart`);
+  const client = await startWorker(LOAD_CORE, 'stream-client.ts');
+  const cmd = (n: number) => JSON.stringify({ n, targets: streamTargets.map((t) => ({ id: t.id, port: t.port, path: t.streamPath, body: t.streamBody, headers: t.headers })) });
+  const streams: Record<string, StreamResult> = Object.fromEntries(streamTargets.map((t) => [t.id, { ttfb: [], total: [], chunks: [], delay: [] }]));
+  const streamInterference = { foreign: [] as number[], host: [] as number[] };
+  const merge = (r: Record<string, StreamResult>) => {
+    for (const t of streamTargets) {
+      const x = r[t.id];
+      const o = streams[t.id]!;
+      if (!x || x.error) { o.error ??= x?.error ?? 'no result'; continue; }
+      o.ttfb.push(...x.ttfb); o.total.push(...x.total); o.chunks.push(...x.chunks); o.delay.push(...x.delay);
+    }
+  };
+  ourPids.push(client.pid);
+  const warm = JSON.parse(await client.call(cmd(3))) as Record<string, StreamResult>;
+  for (const t of streamTargets) if (warm[t.id]?.error) streams[t.id]!.error = warm[t.id]!.error;
+  for (let round = 0; round < STREAM_ROUNDS; round++) {
+    let kept: Record<string, StreamResult> | undefined;
+    let keptBad = Infinity;
+    let kf = 0, kh = 1;
+    for (let attempt = 1; attempt <= MAX_RETRIES + 1; attempt++) {
+      interference.waitedMs += await waitQuiet(() => ourPids, QUIET_PCT, waitMs());
+      const before = await waitHost(waitMs());
+      const t0 = Date.now();
+      const probe = interferenceProbe(() => ourPids);
+      const r = JSON.parse(await client.call(cmd(STREAM_PER_ROUND))) as Record<string, StreamResult>;
+      const { foreignPct } = probe();
+      const host = Math.max(before, await hostSlowness());
+      const bad = Math.max(foreignPct / DIRTY_PCT, host / HOST_SLOW);
+      if (bad < keptBad) { kept = r; keptBad = bad; kf = foreignPct; kh = host; }
+      if (bad <= 1 || budgetLeft() === 0) break;
+      if (attempt <= MAX_RETRIES) { interference.retries++; interference.retriedMs += Date.now() - t0; log(`  stream round ${round + 1}: other processes ${foreignPct.toFixed(0)}% of a core, host ${host.toFixed(2)}×: retrying`); }
+    }
+    merge(kept!);
+    streamInterference.foreign.push(kf);
+    streamInterference.host.push(kh);
+  }
+  for (const t of streamTargets) if (streams[t.id]?.error) t.streamNa = brief(streams[t.id]!.error!);
+
+  // Resources.
+  const rss = { daemon: peakRssMiB(d.pid), floor: peakRssMiB(floor.info.pid), mock: peakRssMiB(mock.info.pid), portkey: portkey ? peakRssMiB(portkey.info.pid) : NaN };
+
+  await stopAll();
+  rmSync(tmp, { recursive: true, force: true });
+  const tookS = (Date.now() - startedAt) / 1000;
+
+  // -------------------------------------------------------------------------------------------
+  // Report
+  const get = (id: string, c: number) => steps.get(`${id}@${c}`) ?? [];
+  const med = (id: string, c: number, f: (s: Step) => number) => median(get(id, c).map(f));
+  const rps = (id: string, c: number) => med(id, c, (s) => s.rps);
+  const p50 = (id: string, c: number) => med(id, c, (s) => s.p50);
+  const p99 = (id: string, c: number) => med(id, c, (s) => s.p99);
+  // Paired per repetition (the paths of one rep ran seconds apart), then the median over reps.
+  const paired = (a: string, b: string, c: number, f: (x: Step, y: Step) => number) => {
+    const xs = get(a, c);
+    const ys = get(b, c);
+    return median(xs.map((x, i) => (ys[i] ? f(x, ys[i]!) : NaN)).filter(Number.isFinite));
+  };
+  const added50 = (id: string, c: number) => paired(id, 'direct', c, (x, y) => x.p50 - y.p50);
+  const added99 = (id: string, c: number) => paired(id, 'direct', c, (x, y) => x.p99 - y.p99);
+  const ratio = (a: string, b: string, c: number) => paired(a, b, c, (x, y) => x.rps / y.rps);
+  const spread = (id: string, c: number) => {
+    const xs = get(id, c).map((s) => s.rps);
+    return xs.length > 1 ? `±${((50 * (Math.max(...xs) - Math.min(...xs))) / median(xs)).toFixed(0)}%` : '';
+  };
+  const byId = new Map(targets.map((t) => [t.id, t]));
+  const na = (id: string) => byId.get(id)?.na;
+
+  const L: string[] = [];
+  const when = new Date(startedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const gitRev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  const srcDirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '';
+  const wrkVersion = (spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0] ?? '').replace(/ Copyright.*/, '').trim();
+  L.push(`# model-gateway bench · ${when}`, '');
+  L.push(`- Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}, ${wrkVersion}; loopback only.`);
+  L.push(`- Pinning: ${PIN ? `daemon, floor${PEERS ? ' and Portkey' : ''} on core ${SERVER_CORE}; wrk, the mock, the stream client and this script on core ${LOAD_CORE}` : 'none (taskset or a second core missing)'}.`);
+  L.push(`- Daemon: \`startDaemon\` from ${build.dir.replace(ROOT + '/', '')} at ${gitRev}${srcDirty ? ' + uncommitted changes in src/' : ''} (${build.note}).`);
+  L.push(`- Method: non-streaming steps are \`wrk -t1 -c{1,16,64}\` POSTs for ${DURATION} s, ${REPS}× interleaved across paths, medians shown; ${WARMUP} s warm-up per path (c=16) not counted. "added" = path − direct-to-mock at the same concurrency. Streams: c=1, ${STREAM_EVENTS} SSE events ${STREAM_DELAY} ms apart, ${STREAM_ROUNDS * STREAM_PER_ROUND} streams per path, paths alternating stream by stream, in ${STREAM_ROUNDS} rounds (each gated like a step; after 3 warm-up streams per path), medians.${QUICK ? ' **--quick run: not meaningful.**' : ''}`);
+  const allSteps = [...steps.values(), sub.without, sub.with].flat();
+  const foreign = allSteps.map((s) => s.foreignPct);
+  const dirty = allSteps.filter((s) => s.foreignPct > DIRTY_PCT).length;
+  const slow = allSteps.filter((s) => s.hostSlow > HOST_SLOW).length;
+  L.push(`- Interference: other processes on the machine used a median ${median(foreign).toFixed(1)}% of a core during measured steps (max ${Math.max(...foreign, 0).toFixed(0)}%; ${interference.retries} steps retried, ${dirty} still above ${DIRTY_PCT}% after ${MAX_RETRIES} retries), a median ${median(streamInterference.foreign).toFixed(1)}% during the stream rounds. Host speed (a fixed loop on each core, before and after each step, vs its usual time): median ${median(allSteps.map((s) => s.hostSlow)).toFixed(2)}×, ${interference.hostRetries} steps retried for a slow host, ${slow} kept above ${HOST_SLOW}×. ${((interference.waitedMs + interference.retriedMs) / 1000).toFixed(0)} s spent waiting for a quiet machine or retrying (budget ${WAIT_BUDGET_MS / 1000} s, --max-wait).`);
+  L.push(`- Took ${Math.floor(tookS / 60)} min ${Math.round(tookS % 60)} s.`, '');
+
+  L.push('## Non-streaming', '');
+  L.push('| c | path | req/s (± half-range over reps) | vs floor | p50 | p99 | added p50 | added p99 | server CPU/req | busy core 0 / 1 · other procs |');
+  L.push('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const c of CONCURRENCY) {
+    for (const t of targets) {
+      if (t.na) { L.push(`| ${c} | ${t.label} | n/a (${t.na}) | | | | | | | |`); continue; }
+      const isDirect = t.id === 'direct';
+      const busy = [0, 1].map((i) => med(t.id, c, (s) => s.busy[i] ?? NaN)).map((x) => (Number.isFinite(x) ? `${x.toFixed(0)}%` : '—')).join(' / ') + ` · ${med(t.id, c, (s) => s.foreignPct).toFixed(0)}%`;
+      const warn = get(t.id, c).some((s) => s.foreignPct > DIRTY_PCT || s.hostSlow > HOST_SLOW) ? ' ⚠' : '';
+      L.push(`| ${c} | ${t.label} | ${int(rps(t.id, c))} ${spread(t.id, c)}${warn} | ${t.id === 'floor' || isDirect ? '—' : pct(ratio(t.id, 'floor', c))} | ${us(p50(t.id, c))} | ${us(p99(t.id, c))} | ${isDirect ? '—' : signedUs(added50(t.id, c))} | ${isDirect ? '—' : signedUs(added99(t.id, c))} | ${t.pid ? us(med(t.id, c, (s) => s.cpuPerReq)) : '—'} | ${busy} |`);
+    }
+  }
+  L.push('', `⚠ = at least one repetition ran while other processes used > ${DIRTY_PCT}% of a core or the host loop ran > ${HOST_SLOW}× slower than usual, even after retries.`);
+  const errSteps = [...steps.entries()].filter(([, ss]) => ss.some((s) => s.errors > 0));
+  if (errSteps.length) L.push('', `Steps with errors (non-2xx or socket): ${errSteps.map(([k, ss]) => `${k} (${ss.reduce((a, s) => a + s.errors, 0)})`).join(', ')}.`);
+  L.push('');
+
+  // Streams
+  const st = (id: string) => streams[id];
+  const ttfb = (id: string) => median(st(id)?.ttfb ?? []);
+  const full = (id: string) => median(st(id)?.total ?? []);
+  const chunkDelay = (id: string) => median(st(id)?.delay ?? []);
+  // Streams of all paths alternate one by one, so stream i of one path is paired with stream i of
+  // another (they ran a fraction of a second apart): differences are taken per pair, then the median.
+  type Field = 'ttfb' | 'total' | 'delay';
+  const pairs = (a: string, b: string, f: Field) => {
+    const xs = st(a)?.[f] ?? [];
+    const ys = st(b)?.[f] ?? [];
+    return xs.slice(0, ys.length).map((x, i) => x - ys[i]!).filter(Number.isFinite);
+  };
+  const pairedS = (a: string, b: string, f: Field) => median(pairs(a, b, f));
+  const iqr = (a: string, b: string, f: Field, scale = 1) => {
+    const d = pairs(a, b, f);
+    return d.length ? `IQR ${signedUs(percentile(d, 25) * scale)} … ${signedUs(percentile(d, 75) * scale)}` : '';
+  };
+  const perChunkUs = (id: string) => pairedS(id, 'direct', 'delay');
+  L.push(`## Streaming (c=1, ${STREAM_EVENTS} events ${STREAM_DELAY} ms apart)`, '');
+  L.push('| path | TTFB p50 | added TTFB | full stream p50 | added full stream | chunk delivery p50 | added per chunk | chunks received (median) |');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const t of targets) {
+    const reason = t.na ?? t.streamNa;
+    if (reason) { L.push(`| ${t.label} | n/a (${reason}) | | | | | | |`); continue; }
+    const isDirect = t.id === 'direct';
+    L.push(`| ${t.label} | ${ms(ttfb(t.id))} | ${isDirect ? '—' : signedMs(pairedS(t.id, 'direct', 'ttfb'))} | ${ms(full(t.id))} | ${isDirect ? '—' : signedMs(pairedS(t.id, 'direct', 'total'))} | ${us(chunkDelay(t.id))} | ${isDirect ? '—' : signedUs(perChunkUs(t.id))} | ${int(median(st(t.id)?.chunks ?? []))} |`);
+  }
+  L.push('', 'TTFB = request sent → first body byte. Chunk delivery = time from the mock writing a text token to the client reading it (the mock stamps each token with CLOCK_MONOTONIC; median per stream, then median over streams). "added" columns: per-pair differences with direct-to-mock (streams of all paths alternate one by one), median.', '');
+
+  // Resources
+  L.push('## Resources', '');
+  L.push('| process | peak RSS (VmHWM) | CPU per request, c=1 / 16 / 64 (native OpenAI for the daemon) |');
+  L.push('|---|---:|---:|');
+  const cpuRow = (id: string) => CONCURRENCY.map((c) => us(med(id, c, (s) => s.cpuPerReq))).join(' / ');
+  L.push(`| daemon | ${mib(rss.daemon)} | ${na('native-openai') ? 'n/a' : cpuRow('native-openai')} |`);
+  for (const u of ['unified-openai', 'unified-anthropic', 'unified-gemini']) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
+  L.push(`| reference floor | ${mib(rss.floor)} | ${cpuRow('floor')} |`);
+  if (PEERS) L.push(`| Portkey | ${mib(rss.portkey)} | ${na('portkey') ? 'n/a' : cpuRow('portkey')} |`);
+  L.push(`| bench mock | ${mib(rss.mock)} | — |`, '');
+
+  // Subscriber
+  const subRps = [median(sub.without.map((s) => s.rps)), median(sub.with.map((s) => s.rps))];
+  const subP50 = [median(sub.without.map((s) => s.p50)), median(sub.with.map((s) => s.p50))];
+  // Paired per repetition (each "with" step ran right after its "without" step).
+  const dRps = median(sub.with.map((s, i) => s.rps / sub.without[i]!.rps - 1));
+  const dP50 = median(sub.with.map((s, i) => s.p50 / sub.without[i]!.p50 - 1));
+  L.push('## Events subscriber (native /openai, c=16)', '');
+  if (nativeT.na || sub.error || sub.with.length === 0) L.push(`n/a (${nativeT.na ?? sub.error ?? 'not run'})`, '');
+  else {
+    L.push('| | req/s | p50 | p99 |', '|---|---:|---:|---:|');
+    L.push(`| no subscriber | ${int(subRps[0]!)} | ${us(subP50[0]!)} | ${us(median(sub.without.map((s) => s.p99)))} |`);
+    L.push(`| one subscriber on GET /admin/events | ${int(subRps[1]!)} | ${us(subP50[1]!)} | ${us(median(sub.with.map((s) => s.p99)))} |`);
+    L.push(`| change | ${signedPct(dRps)} | ${signedPct(dP50)} | |`);
+    L.push('', `The subscriber received ${int(sub.events)} events (${(sub.bytes / 1048576).toFixed(1)} MiB) during the measured steps.`, '');
+  }
+
+  // Targets
+  const rows: Array<[string, string, string, boolean | undefined]> = [];
+  const overC = (f: (c: number) => number, fmt: (x: number) => string, ok: (x: number) => boolean): [string, boolean] => {
+    const xs = CONCURRENCY.map((c) => [c, f(c)] as const);
+    return [xs.map(([c, x]) => `c=${c}: ${fmt(x)}`).join(' · '), xs.every(([, x]) => Number.isFinite(x) && ok(x))];
+  };
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `native-${p}`;
+    if (na(id)) { rows.push(['#2', `native /${p} ≥ ${pct(T.nativeVsFloor)} of floor req/s`, `n/a (${na(id)})`, undefined]); continue; }
+    const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= T.nativeVsFloor);
+    rows.push(['#2', `native /${p} ≥ ${pct(T.nativeVsFloor)} of floor req/s`, m, ok]);
+  }
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `native-${p}`;
+    if (na(id)) continue;
+    const diff = paired(id, 'floor', 1, (x, y) => x.p50 - y.p50);
+    rows.push(['#2', `native /${p}: added p50 at c=1 within ${T.addedP50VsFloorUs} µs of the floor's`, `${signedUs(added50(id, 1))} vs floor ${signedUs(added50('floor', 1))} (Δ ${signedUs(diff)})`, diff <= T.addedP50VsFloorUs]);
+  }
+  const floorTtfb = pairedS('floor', 'direct', 'ttfb');
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `native-${p}`;
+    const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
+    if (reason) continue;
+    const vsFloorUs = pairedS(id, 'floor', 'ttfb') * 1000;
+    rows.push(['#2', `native /${p}: no added TTFB beyond the floor's (tolerance ${T.ttfbToleranceUs} µs)`, `${signedMs(pairedS(id, 'direct', 'ttfb'))} vs floor ${signedMs(floorTtfb)}; paired Δ ${signedUs(vsFloorUs)} (${iqr(id, 'floor', 'ttfb', 1000)})`, vsFloorUs <= T.ttfbToleranceUs]);
+  }
+  if (PEERS) {
+    if (na('portkey')) rows.push(['#2', `native ≥ ${T.vsPortkey}× Portkey req/s`, `n/a (${na('portkey')})`, undefined]);
+    else if (!na('native-openai')) {
+      const [m, ok] = overC((c) => ratio('native-openai', 'portkey', c), (x) => `${x.toFixed(1)}×`, (x) => x >= T.vsPortkey);
+      const ceiling = CONCURRENCY.map((c) => `${ratio('floor', 'portkey', c).toFixed(1)}×`).join(' / ');
+      rows.push(['#2', `native /openai ≥ ${T.vsPortkey}× Portkey req/s`, `${m} (the floor itself: ${ceiling})`, ok]);
+    }
+  }
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `unified-${p}`;
+    if (na(id)) { rows.push(['#3', `unified → ${p} ≥ ${pct(T.unifiedVsFloor)} of floor req/s`, `n/a (${na(id)})`, undefined]); continue; }
+    const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= T.unifiedVsFloor);
+    rows.push(['#3', `unified → ${p} ≥ ${pct(T.unifiedVsFloor)} of floor req/s`, m, ok]);
+  }
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `unified-${p}`;
+    const nat = `native-${p}`;
+    if (na(id) || na(nat)) continue;
+    const r = added50(id, 1) / added50(nat, 1);
+    rows.push(['#3', `unified → ${p}: added p50 (c=1) ≤ ${T.unifiedVsNativeP50}× native /${p}'s`, `${signedUs(added50(id, 1))} vs ${signedUs(added50(nat, 1))} (${r.toFixed(2)}×)`, r <= T.unifiedVsNativeP50]);
+  }
+  const floorChunk = perChunkUs('floor');
+  for (const p of ['openai', 'anthropic', 'gemini']) {
+    const id = `unified-${p}`;
+    const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
+    if (reason) { rows.push(['#3', `unified → ${p} stream: no added delay per chunk beyond the floor's`, `n/a (${reason})`, undefined]); continue; }
+    const d = pairedS(id, 'floor', 'delay');
+    rows.push(['#3', `unified → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  }
+  if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
+  else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);
+
+  L.push('## Targets', '');
+  L.push('| issue | target | measured | result |', '|---|---|---|---|');
+  for (const [issue, target, m, ok] of rows) L.push(`| ${issue} | ${target} | ${m} | ${verdict(ok)} |`);
+  L.push('');
+
+  const md = L.join('\n');
+  const stamp = new Date(startedAt).toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${stamp}${PEERS ? '-peers' : ''}${QUICK ? '-quick' : ''}.md`);
+  writeFileSync(file, md);
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, streams, rss, build }, null, 1));
+  process.stdout.write(md + '\n');
+  log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
+}
+
+main().catch(async (e) => {
+  log(`failed: ${(e as Error).stack ?? e}`);
+  await stopAll();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  process.exit(1);
+});
