@@ -107,11 +107,27 @@ export class KeyIndex {
 
   get size(): number { return this.byHash.size; }
 
+  // SHA-256 of the keys clients actually present, so the hot path hashes each key once. Only keys
+  // that matched a record are kept (a flood of random keys cannot grow it), at most 256 of them;
+  // revocation and expiry are still checked on every request against the record itself.
+  private hashes = new Map<string, string>();
+
+  private hashOf(presented: string): string {
+    const cached = this.hashes.get(presented);
+    if (cached !== undefined) return cached;
+    const hash = hashKey(presented);
+    if (this.byHash.has(hash)) {
+      if (this.hashes.size >= 256) this.hashes.clear();
+      this.hashes.set(presented, hash);
+    }
+    return hash;
+  }
+
   /** Authenticates a presented key; throws the 401 the client should see. */
   authenticate(presented: string | undefined, now = Date.now()): KeyRecord {
     if (!presented) throw new GatewayError('missing_api_key', 'missing proxy key: send "Authorization: Bearer sk-proxy-…" (create one with: gateway keys create)');
     if (!presented.startsWith(PROXY_KEY_PREFIX)) throw new GatewayError('invalid_api_key', 'not a proxy key: the gateway takes sk-proxy-… keys (create one with: gateway keys create), never a provider key');
-    const hash = hashKey(presented);
+    const hash = this.hashOf(presented);
     const rec = this.byHash.get(hash);
     if (!rec || !sameHash(rec.hash, hash)) throw new GatewayError('invalid_api_key', 'unknown proxy key (see: gateway keys list)');
     const status = keyStatus(rec, now);

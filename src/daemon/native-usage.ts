@@ -76,14 +76,21 @@ export function objectAfterLastKey(text: string, key: string): unknown {
   return undefined;
 }
 
-/** Usage and model from a whole JSON answer (or Gemini's JSON-array stream). */
-function usageFromJsonText(provider: ProviderId, text: string, usage: TokenUsage): string | null {
+/**
+ * Usage and model from a whole JSON answer (or Gemini's JSON-array stream). Only the bytes from the
+ * last usage key on, and a few bytes after the first model key, are decoded.
+ */
+function usageFromJsonBody(provider: ProviderId, body: Buffer, usage: TokenUsage): string | null {
   const key = provider === 'gemini' ? 'usageMetadata' : 'usage';
-  const u = obj(objectAfterLastKey(text, key));
+  const at = body.lastIndexOf(`"${key}"`);
+  const u = at === -1 ? undefined : obj(objectAfterLastKey(body.toString('utf8', at), key));
   if (provider === 'anthropic') anthropicUsage(u, usage);
   else if (provider === 'openai') openaiUsage(u, usage);
   else geminiUsage(u, usage);
-  const m = (provider === 'gemini' ? /"modelVersion"\s*:\s*"([^"]+)"/ : /"model"\s*:\s*"([^"]+)"/).exec(text);
+  const modelKey = provider === 'gemini' ? '"modelVersion"' : '"model"';
+  const mAt = body.indexOf(modelKey);
+  if (mAt === -1) return null;
+  const m = /^"\w+"\s*:\s*"([^"]+)"/.exec(body.toString('utf8', mAt, mAt + 512));
   return m ? m[1]!.replace(/^models\//, '') : null;
 }
 
@@ -147,7 +154,7 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
     const finish = () => {
       if (parsed) return;
       parsed = true;
-      if (size > 0 && size <= JSON_CAP) model = usageFromJsonText(provider, Buffer.concat(parts, size).toString('utf8'), usage);
+      if (size > 0 && size <= JSON_CAP) model = usageFromJsonBody(provider, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), usage);
       parts.length = 0;
     };
     return {

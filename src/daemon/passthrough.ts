@@ -57,7 +57,7 @@ export async function handleNative(
     facts.model = model;
     checkModelAllowed(record, model);
   }
-  const providerKey = await ctx.providerKeys.require(provider);
+  const providerKey = ctx.providerKeys.cached(provider) ?? await ctx.providerKeys.require(provider);
 
   const headers = forwardRequestHeaders(req.headers);
   setProviderAuth(provider, headers, providerKey);

@@ -28,6 +28,9 @@ export class ProviderKeys {
   /** The key strings held now: what the body log redacts. Never to be logged or sent anywhere. */
   values(): string[] { return [...this.keys.values()]; }
 
+  /** The key held in memory for a provider, if any (no lookup). */
+  cached(p: ProviderId): string | undefined { return this.keys.get(p); }
+
   /** The key for a provider, or the 503 telling the user which command fixes it. */
   async require(p: ProviderId): Promise<string> {
     const cached = this.keys.get(p);

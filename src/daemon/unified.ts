@@ -78,7 +78,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   facts.provider = route.provider;
   facts.model = route.model;
   checkModelAllowed(record, body.model);
-  const providerKey = await ctx.providerKeys.require(route.provider);
+  const providerKey = ctx.providerKeys.cached(route.provider) ?? await ctx.providerKeys.require(route.provider);
   const stream = body.stream === true;
 
   const tctx: TranslateContext = {
