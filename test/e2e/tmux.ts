@@ -5,6 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { baseEnv } from '../helpers/cli.js';
 
+/** What a person's terminal has: the test environment without GATEWAY_* and CI markers. */
+function terminalEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(baseEnv()).filter(([k]) => k !== 'CI' && k !== 'CONTINUOUS_INTEGRATION' && !k.startsWith('CI_')));
+}
+
 export const hasTmux = spawnSync('tmux', ['-V'], { encoding: 'utf8' }).status === 0;
 
 const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
@@ -13,8 +18,10 @@ export class Tmux {
   readonly socket = `gw-test-${process.pid}-${randomBytes(3).toString('hex')}`;
 
   private run(args: string[]): string {
-    // The tmux server keeps the environment it starts with: never the caller's GATEWAY_* settings.
-    const r = spawnSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8', env: baseEnv() });
+    // The tmux server keeps the environment it starts with: never the caller's GATEWAY_* settings,
+    // and none of the CI markers either — a person's terminal has none, and Ink stops live
+    // rendering when it sees one (CI runs this suite with CI=true).
+    const r = spawnSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8', env: terminalEnv() });
     if (r.status !== 0) throw new Error(`tmux ${args[0]} failed: ${r.stderr}`);
     return r.stdout;
   }
