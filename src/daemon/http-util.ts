@@ -15,7 +15,8 @@ const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'x-goog-api-ke
 export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const connectionTokens = connectionHeaderTokens(h.connection);
-  for (const [name, value] of Object.entries(h)) {
+  for (const name in h) {
+    const value = h[name];
     if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || connectionTokens.has(name)) continue;
     out[name] = value;
   }
@@ -26,7 +27,8 @@ export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, st
 export function forwardResponseHeaders(h: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const connectionTokens = connectionHeaderTokens(h.connection);
-  for (const [name, value] of Object.entries(h)) {
+  for (const name in h) {
+    const value = h[name];
     if (value === undefined || HOP_BY_HOP.has(name) || connectionTokens.has(name)) continue;
     out[name] = value;
   }

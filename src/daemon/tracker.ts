@@ -90,7 +90,7 @@ export class RequestTracker {
     if (this.done) return;
     this.done = true;
     this.stats.end();
-    this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
+    if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
     this.onDone?.();
   }
 
@@ -98,7 +98,7 @@ export class RequestTracker {
     if (this.done) return;
     this.done = true;
     this.stats.end();
-    this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
+    if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
     this.onDone?.();
   }
 }
