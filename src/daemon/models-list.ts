@@ -5,7 +5,7 @@ import { fromModelsList, MODELS_PATH, type ModelEntry } from '../providers/model
 import { PROVIDERS, type ProviderId } from '../providers/types.js';
 import { extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
-import { setProviderAuth } from './passthrough.js';
+import { gatewayCallHeaders } from './upstream.js';
 
 const TTL_MS = 10 * 60_000;
 const cache = new WeakMap<DaemonContext, Map<ProviderId, { at: number; models: ModelEntry[] }>>();
@@ -17,9 +17,7 @@ async function providerModels(ctx: DaemonContext, p: ProviderId): Promise<ModelE
   if (hit && Date.now() - hit.at < TTL_MS) return hit.models;
   const key = await ctx.providerKeys.require(p).catch(() => undefined);
   if (!key) return [];
-  const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'identity' };
-  if (p === 'anthropic') headers['anthropic-version'] = '2023-06-01';
-  setProviderAuth(p, headers, key);
+  const headers = gatewayCallHeaders(p, key, { accept: 'application/json' });
   try {
     const r = await ctx.upstreams.request(p, { method: 'GET', path: MODELS_PATH[p], headers, signal: AbortSignal.timeout(10_000) });
     if (r.statusCode !== 200) { await r.body.dump(); return hit?.models ?? []; }

@@ -10,19 +10,9 @@ import { GatewayError, sendError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, write } from './http-util.js';
 import { createNativeUsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { upstreamFailure } from './upstream.js';
+import { setProviderAuth, upstreamFailure } from './upstream.js';
+import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
 
-const ANTHROPIC_VERSION = '2023-06-01';
-
-/** Sets the provider's own credential on forwarded headers. */
-export function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
-  switch (provider) {
-    case 'anthropic': headers['x-api-key'] = key; break;
-    case 'openai': headers.authorization = `Bearer ${key}`; break;
-    case 'gemini': headers['x-goog-api-key'] = key; break;
-    default: { const never: never = provider; return never; }
-  }
-}
 
 /** The model a native request names: in the path for Gemini, in the JSON body for the others. */
 function nativeModel(provider: ProviderId, upstreamPath: string, body: Buffer | undefined): string | null {
@@ -129,8 +119,4 @@ export async function handleNative(
   const usage = tap?.usage() ?? {};
   if (upstream.statusCode >= 400) tracker.fail(upstream.statusCode, 'upstream_error', `${provider} answered ${upstream.statusCode}`, usage);
   else tracker.finish(upstream.statusCode, usage, tap?.model() ?? model);
-}
-
-export function nativeError(res: ServerResponse, err: GatewayError, provider: ProviderId): void {
-  sendError(res, err, provider === 'openai' ? 'openai' : provider);
 }

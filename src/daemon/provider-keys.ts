@@ -41,4 +41,3 @@ export class ProviderKeys {
   }
 }
 
-export function setKeyCommand(p: ProviderId): string { return SET_COMMAND[p]; }

@@ -18,14 +18,12 @@ import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import type { TokenUsage } from './events.js';
 import { readBody, write } from './http-util.js';
-import { setProviderAuth } from './passthrough.js';
 import { SseParser, sseData, SSE_DONE } from './sse.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { upstreamFailure } from './upstream.js';
+import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
 
 export { handleModels } from './models-list.js';
 
-const ANTHROPIC_VERSION = '2023-06-01';
 
 export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
   if (!u) return {};
@@ -51,14 +49,6 @@ function asGatewayError(err: unknown): unknown {
     return new GatewayError(err.code === 'model_not_found' ? 'model_not_found' : 'invalid_request', err.message, err.param);
   }
   return err;
-}
-
-/** Request headers for a translated call: the provider's credential and nothing of the client's. */
-function upstreamHeaders(provider: ProviderId, key: string, extra: Record<string, string> | undefined, stream: boolean): Record<string, string> {
-  const h: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': 'identity', accept: stream ? 'text/event-stream' : 'application/json', ...extra };
-  if (provider === 'anthropic' && !h['anthropic-version']) h['anthropic-version'] = ANTHROPIC_VERSION;
-  setProviderAuth(provider, h, key);
-  return h;
 }
 
 export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> {
@@ -108,7 +98,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   try {
     upstream = await ctx.upstreams.request(route.provider, {
       method: 'POST', path: call.path, body: JSON.stringify(call.body),
-      headers: upstreamHeaders(route.provider, providerKey, call.headers, stream), signal: abort.signal,
+      headers: gatewayCallHeaders(route.provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }), signal: abort.signal,
     });
   } catch (err) {
     if (abort.signal.aborted) { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }

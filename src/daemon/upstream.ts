@@ -3,6 +3,7 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
+import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
 import { GatewayError } from './errors.js';
 
 export const DEFAULT_ORIGINS: Record<ProviderId, string> = {
@@ -71,6 +72,27 @@ export class Upstreams {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
     this.pools.clear();
   }
+}
+
+/** Sets the provider's own credential on headers going upstream. */
+export function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
+  switch (provider) {
+    case 'anthropic': headers['x-api-key'] = key; break;
+    case 'openai': headers.authorization = `Bearer ${key}`; break;
+    case 'gemini': headers['x-goog-api-key'] = key; break;
+    default: { const never: never = provider; return never; }
+  }
+}
+
+/**
+ * Headers for a call the gateway itself makes (unified requests, model lists, key tests): nothing
+ * of the client's, an identity body we can read, Anthropic's version when none is given, the key.
+ */
+export function gatewayCallHeaders(provider: ProviderId, key: string, headers: Record<string, string>): Record<string, string> {
+  const h: Record<string, string> = { 'accept-encoding': 'identity', ...headers };
+  if (provider === 'anthropic' && !h['anthropic-version']) h['anthropic-version'] = ANTHROPIC_VERSION;
+  setProviderAuth(provider, h, key);
+  return h;
 }
 
 const PROVIDER_NAMES: Record<ProviderId, string> = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };

@@ -13,4 +13,4 @@ export async function translatorFor(provider: 'anthropic' | 'gemini'): Promise<T
   return t;
 }
 
-export { resolveModel, displayModel, familyOf } from './models.js';
+export { resolveModel, familyOf } from './models.js';

@@ -49,8 +49,3 @@ export function resolveModel(name: string, aliases: Record<string, string> = {})
     'model', 'model_not_found',
   );
 }
-
-/** The model name a unified response shows: prefixed for Anthropic and Gemini, OpenAI's own id as is. */
-export function displayModel(provider: ProviderId, upstreamModel: string): string {
-  return provider === 'openai' ? upstreamModel : `${provider}/${upstreamModel.replace(/^models\//, '')}`;
-}

@@ -5,7 +5,7 @@ import type { ProviderId } from '../../providers/types.js';
 import { PROVIDERS } from '../../providers/types.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
-import { setProviderAuth } from '../passthrough.js';
+import { gatewayCallHeaders } from '../upstream.js';
 import { deleteInsecureSecret, type GatewaySecretSource } from '../store/secret-source.js';
 import { ENV_KEY_NAMES, type SecretOrigin } from '../store/secrets.js';
 import { upstreamFailure } from '../upstream.js';
@@ -117,9 +117,7 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
   } catch (e) {
     return { provider, ok: false, status: null, latencyMs: null, models: null, message: e instanceof GatewayError ? e.message : 'no key configured' };
   }
-  const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': 'identity' };
-  setProviderAuth(provider, headers, key);
-  if (provider === 'anthropic') headers['anthropic-version'] = '2023-06-01';
+  const headers = gatewayCallHeaders(provider, key, { accept: 'application/json' });
   const t0 = performance.now();
   try {
     const res = await ctx.upstreams.request(provider, { method: 'GET', path: MODELS_PATH[provider], headers, signal: AbortSignal.timeout(15_000) });
