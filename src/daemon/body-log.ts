@@ -62,14 +62,6 @@ export class BodyCapture {
 
   /** Response text or bytes as written to the client. */
   wrote(data: string | Buffer): void { this.response.push(data); }
-
-  /** Passes an upstream body through unchanged, keeping what the cap allows. */
-  async *tee(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    for await (const chunk of source) {
-      this.response.push(chunk);
-      yield chunk;
-    }
-  }
 }
 
 export interface BodyLog {

@@ -1,14 +1,16 @@
 // Native endpoints (/anthropic/*, /openai/*, /gemini/*): the request body streams upstream byte for
 // byte, only the credential is swapped, and the provider's status, headers and body stream back as
 // they arrive. A client that goes away aborts the upstream request.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError, sendError } from './errors.js';
-import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, write } from './http-util.js';
-import { createNativeUsageTap } from './native-usage.js';
+import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam } from './http-util.js';
+import type { BodyCapture } from './body-log.js';
+import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
 import { setProviderAuth, upstreamFailure } from './upstream.js';
 import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
@@ -68,55 +70,103 @@ export async function handleNative(
   });
   facts.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);
-  const abort = new AbortController();
-  const onClose = () => { if (!res.writableFinished) abort.abort(); };
-  res.on('close', onClose);
+  const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
+  await new Promise<void>((resolve, reject) => {
+    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams.origins[provider], stream, model, capture, resolve, reject);
+    ctx.upstreams.dispatcher(provider).dispatch({ method: (req.method ?? 'GET') as 'GET', path, headers, body }, relay);
+  });
+}
 
-  let upstream;
-  try {
-    upstream = await ctx.upstreams.request(provider, {
-      method: (req.method ?? 'GET') as 'GET',
-      path,
-      headers,
-      body: !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit))),
-      signal: abort.signal,
+/**
+ * Relays one upstream response to the client as undici hands it over: each chunk is written from
+ * the socket's own callback (no body stream, no async iteration), the upstream socket is paused
+ * while the client cannot take more, and a client that goes away aborts the upstream request.
+ * Settles once the exchange is over: resolves, or rejects with the error the client should see
+ * when nothing was sent to it yet.
+ */
+class NativeRelay implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private tap: UsageTap | undefined;
+  private status = 0;
+  private clientGone = false;
+  private settled = false;
+  private readonly outputTokens = () => this.tap?.outputTokens();
+  private readonly resumeUpstream = () => this.controller?.resume();
+
+  constructor(
+    private readonly res: ServerResponse, private readonly tracker: RequestTracker, private readonly provider: ProviderId,
+    private readonly origin: string, private readonly stream: boolean, private readonly model: string | null,
+    private readonly capture: BodyCapture | undefined, private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
+  ) {
+    res.on('close', () => {
+      if (res.writableFinished || this.settled) return;
+      this.clientGone = true;
+      this.controller?.abort(new Error('client closed the connection'));
     });
-  } catch (err) {
-    if (abort.signal.aborted) { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
-    const ge = err instanceof GatewayError ? err : upstreamFailure(provider, ctx.upstreams.origins[provider], err);
-    tracker.fail(ge.status, ge.code, ge.message);
-    throw ge;
   }
 
-  const contentType = String(upstream.headers['content-type'] ?? '');
-  const streaming = stream || contentType.includes('text/event-stream');
-  res.writeHead(upstream.statusCode, forwardResponseHeaders(upstream.headers));
-  // A stream's headers go out now, as the provider sent them; any other response's headers leave
-  // with its first body bytes, in one write.
-  if (streaming) res.flushHeaders();
-  const tap = createNativeUsageTap(provider, contentType);
-  tracker.responseIsStream(streaming);
-  try {
-    for await (const chunk of (capture ? capture.tee(upstream.body) : upstream.body) as AsyncIterable<Buffer>) {
-      tap?.push(chunk);
-      tracker.wrote(chunk.length, tap ? () => tap.outputTokens() : undefined);
-      if (!(await write(res, chunk))) break;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone) controller.abort(new Error('client closed the connection'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    const contentType = String(headers['content-type'] ?? '');
+    const streaming = this.stream || contentType.includes('text/event-stream');
+    this.res.writeHead(statusCode, forwardResponseHeaders(headers));
+    // A stream's headers go out now, as the provider sent them; any other response's headers leave
+    // with its first body bytes, in one write.
+    if (streaming) this.res.flushHeaders();
+    this.tap = createNativeUsageTap(this.provider, contentType);
+    this.tracker.responseIsStream(streaming);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.res.destroyed) return;
+    this.tap?.push(chunk);
+    this.capture?.wrote(chunk);
+    this.tracker.wrote(chunk.length, this.tap ? this.outputTokens : undefined);
+    if (!this.res.write(chunk)) {
+      controller.pause();
+      this.res.once('drain', this.resumeUpstream);
     }
-  } catch (err) {
+  }
+
+  onResponseEnd(): void {
+    this.settled = true;
+    const { tap, tracker } = this;
+    if (this.res.destroyed && !tap?.complete()) {
+      tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
+    } else {
+      this.res.end();
+      const usage = tap?.usage() ?? {};
+      if (this.status >= 400) tracker.fail(this.status, 'upstream_error', `${this.provider} answered ${this.status}`, usage);
+      else tracker.finish(this.status, usage, tap?.model() ?? this.model);
+    }
+    this.resolve();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { tap, tracker } = this;
+    if (this.status === 0) {
+      // Nothing was sent: the client gets the error in its protocol's shape (or is gone).
+      if (this.clientGone) { tracker.fail(499, 'client_closed', 'client closed the connection'); this.resolve(); return; }
+      const ge = err instanceof GatewayError ? err : upstreamFailure(this.provider, this.origin, err);
+      tracker.fail(ge.status, ge.code, ge.message);
+      this.reject(ge);
+      return;
+    }
     // Mid-body failure: the status line is gone; cut the connection so the client sees it broke.
-    res.destroy();
-    if (tap?.complete()) { tracker.finish(upstream.statusCode, tap.usage(), tap.model() ?? model); return; }
-    const ge = abort.signal.aborted ? null : upstreamFailure(provider, ctx.upstreams.origins[provider], err);
-    tracker.fail(ge ? ge.status : 499, ge ? ge.code : 'client_closed', ge ? ge.message : 'client closed the connection', tap?.usage() ?? {});
-    return;
+    this.res.destroy();
+    if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.model);
+    else if (this.clientGone) tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
+    else {
+      const ge = upstreamFailure(this.provider, this.origin, err);
+      tracker.fail(ge.status, ge.code, ge.message, tap?.usage() ?? {});
+    }
+    this.resolve();
   }
-  if ((abort.signal.aborted || res.destroyed) && !tap?.complete()) {
-    upstream.body.destroy();
-    tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
-    return;
-  }
-  res.end();
-  const usage = tap?.usage() ?? {};
-  if (upstream.statusCode >= 400) tracker.fail(upstream.statusCode, 'upstream_error', `${provider} answered ${upstream.statusCode}`, usage);
-  else tracker.finish(upstream.statusCode, usage, tap?.model() ?? model);
 }

@@ -2,7 +2,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { connect } from 'node:net';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -191,6 +192,47 @@ describe('streaming', () => {
         expect(text).toBe(Array.from({ length: 10 }, (_, i) => `data: {"id":"${id}","i":${i}}\n\n`).join(''));
       }
     } finally { gw.mocks.openai.setHandler(undefined); }
+  });
+});
+
+describe('a slow client', () => {
+  it('holds the provider back instead of buffering its answer, and loses no byte', async () => {
+    // A provider that streams 64 MiB as fast as the connection takes it, and counts what it wrote.
+    const TOTAL = 64 * 1024 * 1024;
+    const piece = Buffer.alloc(64 * 1024, 'x');
+    let written = 0;
+    const upstream = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) });
+      const pump = () => {
+        while (written < TOTAL) {
+          written += piece.length;
+          if (!res.write(piece)) { res.once('drain', pump); return; }
+        }
+        res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const slow = await startTestGateway({ origins: { openai: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+    try {
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        request(`${slow.url}/openai/v1/files/big/content`, { headers: { authorization: `Bearer ${slow.key}` } }, resolve).on('error', reject).end();
+      });
+      res.pause(); // the client reads nothing for a while
+      await new Promise((r) => setTimeout(r, 800));
+      const sentWhilePaused = written;
+      expect(sentWhilePaused).toBeLessThan(TOTAL / 2); // socket buffers only, not the whole answer
+      let received = 0;
+      res.on('data', (c: Buffer) => { received += c.length; });
+      res.resume();
+      await new Promise((r) => res.on('end', r));
+      expect(received).toBe(TOTAL);
+      expect(written).toBe(TOTAL);
+    } finally {
+      await slow.close();
+      upstream.close();
+    }
   });
 });
 
