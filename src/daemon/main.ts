@@ -12,6 +12,7 @@ import { originsFromEnv } from './upstream.js';
 import type { GatewayEvent } from './events.js';
 import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
+import { batchedLog } from './log-writer.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -38,7 +39,7 @@ function accessLine(ev: GatewayEvent, started: Map<string, string>): string | un
 
 export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
   const dir = ensureStateDir(opts.stateDir);
-  const log = opts.log ?? ((line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`));
+  const log = opts.log ?? batchedLog((text) => process.stdout.write(text)).log;
   const config = readConfig(dir);
   const adminToken = randomBytes(32).toString('base64url');
   writePrivateFileSync(join(dir, FILES.adminToken), adminToken);
@@ -85,16 +86,23 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     storeBodies(history, recorder, daemon.ctx, log);
   }
 
-  // Last-used times per key: kept in memory, written at most every 2 s by the daemon alone.
+  // Last-used times per key: kept in memory (as ms, formatted when written), written at most every
+  // 2 s by the daemon alone.
   const usagePath = join(dir, FILES.keyUsage);
-  const lastUsed = readJsonSync<Record<string, string>>(usagePath, {});
+  const lastUsed = new Map<string, number | string>(Object.entries(readJsonSync<Record<string, string>>(usagePath, {})));
   let dirty = false;
-  const flushUsage = async () => { if (dirty) { dirty = false; await writePrivateFile(usagePath, JSON.stringify(lastUsed, null, 2)).catch(() => {}); } };
+  const flushUsage = async () => {
+    if (!dirty) return;
+    dirty = false;
+    const out: Record<string, string> = {};
+    for (const [id, t] of lastUsed) out[id] = typeof t === 'number' ? new Date(t).toISOString() : t;
+    await writePrivateFile(usagePath, JSON.stringify(out, null, 2)).catch(() => {});
+  };
   const flushTimer = setInterval(() => { void flushUsage(); }, 2000);
   flushTimer.unref();
   const started = new Map<string, string>();
   daemon.ctx.bus.subscribe((ev) => {
-    if (ev.type === 'started') { lastUsed[ev.keyId] = new Date(ev.time).toISOString(); dirty = true; }
+    if (ev.type === 'started') { lastUsed.set(ev.keyId, ev.time); dirty = true; }
     const line = accessLine(ev, started);
     if (line) log(line);
   });

@@ -2,6 +2,7 @@
 // stdout is not a terminal (or with --json). Ink and React are loaded only for the table.
 import { openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { batchedLog } from '../../../daemon/log-writer.js';
 import { FILES } from '../../../daemon/store/paths.js';
 import { CliError, note } from '../../common.js';
 import { findDaemon } from '../../daemon-client.js';
@@ -63,14 +64,9 @@ async function runJson(dir: string): Promise<void> {
 /** For `gateway start --foreground` with the monitor on screen: daemon log lines go to daemon.log. */
 export function daemonLogFile(dir: string): { path: string; log(line: string): void } {
   const path = join(dir, FILES.log);
-  // Synchronous appends, like the stdout log they replace, so the last lines survive process.exit.
   let fd: number | undefined;
   try { fd = openSync(path, 'a', 0o600); } catch { /* the monitor still runs without its log file */ }
-  return {
-    path,
-    log: (line) => {
-      if (fd === undefined) return;
-      try { writeSync(fd, `${new Date().toISOString()} ${line}\n`); } catch { /* disk full: keep serving */ }
-    },
-  };
+  // Batched like the stdout log it replaces; queued lines are written on exit.
+  const { log } = batchedLog((text) => { if (fd !== undefined) writeSync(fd, text); });
+  return { path, log };
 }
