@@ -1,8 +1,11 @@
-// Runs the real daemon (`startDaemon`) in its own process so the bench can pin it to a core:
-// a temp state dir, one proxy key made with KeyStore, static provider keys, every provider origin
-// pointed at the bench mock. Prints {"url","port","pid","adminToken","proxyKey"} as one JSON line.
+// Runs the daemon as `gateway start` runs it (`runDaemon`: usage history in SQLite, the access log,
+// last-used times, the dashboard mount), in its own process so the bench can pin it to a core.
+// State lives in a temp dir; one proxy key is made with KeyStore; provider keys and origins come
+// from the GATEWAY_* environment variables (every origin pointed at the bench mock); the log goes
+// to daemon.log in the state dir, as in the background. Prints {"url","port","pid","adminToken",
+// "proxyKey"} as one JSON line.
 // Usage: node bench/daemon-process.ts <build dir> <mock origin>
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,28 +14,21 @@ const buildDir = resolve(process.argv[2]!);
 const origin = process.argv[3]!;
 const mod = (p: string) => import(pathToFileURL(join(buildDir, p)).href);
 
-const { startDaemon } = await mod('daemon/server.js');
+const { runDaemon } = await mod('daemon/main.js');
 const { KeyStore } = await mod('daemon/store/keys.js');
-const { staticSecrets } = await mod('daemon/store/secrets.js');
+const { batchedLog } = await mod('daemon/log-writer.js');
 
+Object.assign(process.env, {
+  GATEWAY_OPENAI_API_KEY: 'sk-bench-openai', GATEWAY_ANTHROPIC_API_KEY: 'sk-ant-bench', GATEWAY_GEMINI_API_KEY: 'bench-gemini-key',
+  GATEWAY_OPENAI_BASE_URL: origin, GATEWAY_ANTHROPIC_BASE_URL: origin, GATEWAY_GEMINI_BASE_URL: origin,
+});
 const stateDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
-const daemon = await startDaemon({
-  port: 0,
-  stateDir,
-  secrets: staticSecrets({ openai: 'sk-bench-openai', anthropic: 'sk-ant-bench', gemini: 'bench-gemini-key' }),
-  origins: { openai: origin, anthropic: origin, gemini: origin },
-  log: (line: string) => process.stderr.write(`[daemon] ${line}\n`),
-});
-process.stdout.write(JSON.stringify({ url: daemon.url, port: daemon.port, pid: process.pid, adminToken: daemon.adminToken, proxyKey: key }) + '\n');
+const logFd = openSync(join(stateDir, 'daemon.log'), 'a', 0o600);
+const daemon = await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log });
+const adminToken = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+const port = Number(new URL(daemon.url).port);
+process.stdout.write(JSON.stringify({ url: daemon.url, port, pid: process.pid, adminToken, proxyKey: key }) + '\n');
 
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  await daemon.close(500).catch(() => {});
-  rmSync(stateDir, { recursive: true, force: true });
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+// runDaemon drains and exits on SIGTERM/SIGINT itself; the temp state goes with it.
+process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-// `node bench/profile.ts [--seconds S] [--c N]`: where the daemon's CPU goes on the bench workload.
+// `node bench/profile.ts [--seconds S] [--c N] [--only id,id]`: where the daemon's CPU goes on the bench workload.
 // For each scenario a fresh daemon (pinned like in the bench) is warmed up, then V8's CPU profiler
 // runs while wrk drives it at concurrency N (64 for the streaming scenarios); the profiles are summarized (self time by file and
 // function, inclusive time of the daemon's own functions) into bench/results/profile-<time>.md,
@@ -13,6 +13,7 @@ const argv = process.argv.slice(2);
 const num = (name: string, def: number) => { const i = argv.indexOf(name); return i === -1 ? def : Number(argv[i + 1]); };
 const SECONDS = num('--seconds', 8);
 const C = num('--c', 16);
+const ONLY = argv.includes('--only') ? argv[argv.indexOf('--only') + 1]!.split(',') : null;
 
 const body = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
 const scenarios: Array<{ id: string; path: string; body: string; subscriber?: boolean; floor?: boolean }> = [
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const mock = await startServer<{ port: number }>('mock', 1, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0', '20', '5']);
   const origin = `http://127.0.0.1:${mock.info.port}`;
   const out: string[] = [`# Daemon CPU profiles · ${new Date().toISOString()}`, '', `wrk -c${C} for ${SECONDS} s per scenario after a 3 s warm-up; daemon from ${build.dir.replace(ROOT + '/', '')} (${build.note}), pinned to core 0; V8 sampling every 200 µs.`, ''];
-  for (const s of scenarios) {
+  for (const s of scenarios.filter((x) => !ONLY || ONLY.includes(x.id))) {
     const file = join(dir, `${s.id}.cpuprofile`);
     const hook = ['--import', join(BENCH_DIR, 'profile-hook.ts')];
     const script = s.floor ? [join(BENCH_DIR, 'floor.ts'), origin] : [join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin];
