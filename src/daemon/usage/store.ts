@@ -101,50 +101,79 @@ function addRow(a: Sums, r: UsageRow): void {
   a.duration += r.durationMs;
 }
 
+/** Latency counts of one period, provider and metric: bucket → count. */
+interface LatencyCounts { period: number; provider: string; metric: 'duration' | 'ttfb'; counts: Map<number, number> }
+
 interface Aggregates {
   hourly: DimAgg[];
   daily: DimAgg[];
   totals: Map<number, Sums>;
-  latencyHourly: Map<string, number>;
-  /** `day\0provider\0metric` → bucket → count */
-  latencyDaily: Map<string, Map<number, number>>;
+  latencyHourly: LatencyCounts[];
+  latencyDaily: LatencyCounts[];
 }
 
-/** Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. */
+/** The rollup targets of one (hour, key, provider, model): consecutive rows of a batch mostly share them. */
+interface Targets {
+  hour: number; keyId: string; provider: string; model: string;
+  hourly: DimAgg; daily: DimAgg; total: Sums;
+  latency: { duration: [LatencyCounts, LatencyCounts]; ttfb: [LatencyCounts, LatencyCounts] };
+}
+
+/**
+ * Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. String
+ * keys are built only when a row's (hour, key, provider, model) differs from the previous row's.
+ */
 function aggregate(rows: readonly UsageRow[]): Aggregates {
   const hourly = new Map<string, DimAgg>();
   const daily = new Map<string, DimAgg>();
   const totals = new Map<number, Sums>();
-  const latencyHourly = new Map<string, number>();
-  const latencyDaily = new Map<string, Map<number, number>>();
-  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow) => {
-    const model = r.model ?? '';
+  const latencyHourly = new Map<string, LatencyCounts>();
+  const latencyDaily = new Map<string, LatencyCounts>();
+  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string): DimAgg => {
     const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}`;
     let a = map.get(k);
     if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyName: r.keyName, ...zero() }; map.set(k, a); }
-    addRow(a, r);
+    return a;
   };
-  const bump = (map: Map<string, number>, k: string) => map.set(k, (map.get(k) ?? 0) + 1);
+  const lat = (map: Map<string, LatencyCounts>, period: number, provider: string, metric: 'duration' | 'ttfb'): LatencyCounts => {
+    const k = `${period}\u0000${provider}\u0000${metric}`;
+    let l = map.get(k);
+    if (!l) { l = { period, provider, metric, counts: new Map() }; map.set(k, l); }
+    return l;
+  };
+  const bump = (l: LatencyCounts, bucket: number) => l.counts.set(bucket, (l.counts.get(bucket) ?? 0) + 1);
+  let t: Targets | undefined;
   for (const r of rows) {
     const hour = floorHour(r.startedAt);
-    const day = floorDay(r.startedAt);
-    dim(hourly, hour, r);
-    dim(daily, day, r);
-    let t = totals.get(hour);
-    if (!t) { t = zero(); totals.set(hour, t); }
-    addRow(t, r);
+    const model = r.model ?? '';
+    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model) {
+      const day = floorDay(r.startedAt);
+      let total = totals.get(hour);
+      if (!total) { total = zero(); totals.set(hour, total); }
+      t = {
+        hour, keyId: r.keyId, provider: r.provider, model,
+        hourly: dim(hourly, hour, r, model), daily: dim(daily, day, r, model), total,
+        latency: {
+          duration: [lat(latencyHourly, hour, r.provider, 'duration'), lat(latencyDaily, day, r.provider, 'duration')],
+          ttfb: [lat(latencyHourly, hour, r.provider, 'ttfb'), lat(latencyDaily, day, r.provider, 'ttfb')],
+        },
+      };
+    }
+    addRow(t.hourly, r);
+    addRow(t.daily, r);
+    addRow(t.total, r);
     if (isError(r.status)) continue; // error latencies (fast refusals) would flatter the percentiles
-    for (const [metric, ms] of [['duration', r.durationMs], ['ttfb', r.ttfbMs]] as const) {
-      if (ms === null) continue;
-      const bucket = latencyBucket(ms);
-      bump(latencyHourly, `${hour}\u0000${r.provider}\u0000${metric}\u0000${bucket}`);
-      const dk = `${day}\u0000${r.provider}\u0000${metric}`;
-      let counts = latencyDaily.get(dk);
-      if (!counts) { counts = new Map(); latencyDaily.set(dk, counts); }
-      counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+    const d = latencyBucket(r.durationMs);
+    bump(t.latency.duration[0], d);
+    bump(t.latency.duration[1], d);
+    if (r.ttfbMs !== null) {
+      const b = latencyBucket(r.ttfbMs);
+      bump(t.latency.ttfb[0], b);
+      bump(t.latency.ttfb[1], b);
     }
   }
-  return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly, latencyDaily };
+  const used = (m: Map<string, LatencyCounts>) => [...m.values()].filter((l) => l.counts.size > 0);
+  return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly: used(latencyHourly), latencyDaily: used(latencyDaily) };
 }
 
 const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
@@ -210,18 +239,14 @@ export class UsageStore {
       const tot = db.prepare(UPSERT_TOTALS);
       for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
       const lat = db.prepare(UPSERT_LATENCY_HOURLY);
-      for (const [k, count] of agg.latencyHourly) {
-        const [hour, provider, metric, bucket] = k.split('\u0000');
-        lat.run(Number(hour), provider!, metric!, Number(bucket), count);
-      }
+      for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
       const readHist = db.prepare('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
       const writeHist = db.prepare('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
-      for (const [k, counts] of agg.latencyDaily) {
-        const [day, provider, metric] = k.split('\u0000');
-        const old = readHist.get(Number(day), provider!, metric!) as { hist: string } | undefined;
+      for (const l of agg.latencyDaily) {
+        const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
         const hist = parseHist(old?.hist);
-        for (const [b, n] of counts) hist[b] = (hist[b] ?? 0) + n;
-        writeHist.run(Number(day), provider!, metric!, JSON.stringify(hist));
+        for (const [b, n] of l.counts) hist[b] = (hist[b] ?? 0) + n;
+        writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
       }
       if (bodies.length > 0) {
         const body = db.prepare('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
