@@ -2,7 +2,7 @@
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../providers/types.js';
-import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestMode, type TokenUsage } from './events.js';
+import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
 
 export class Stats {
   requestsServed = 0;
@@ -24,6 +24,17 @@ export class Stats {
       this.idleWaiters.push(() => { clearTimeout(t); resolve(); });
     });
   }
+}
+
+/**
+ * Gives a `started` event its `headers`, masked only when a subscriber reads them (the monitor's
+ * details view, the events stream's JSON): the usage recorder and the log never do, so most
+ * requests never pay for masking. The raw headers stay in the closure, never on the event.
+ */
+function withMaskedHeaders(ev: RequestStarted, raw: Record<string, string | string[] | undefined> | undefined): RequestStarted {
+  if (!raw) return ev;
+  let masked: Record<string, string> | undefined;
+  return Object.defineProperty(ev, 'headers', { enumerable: true, get: () => (masked ??= maskHeaders(raw)) });
 }
 
 let seq = 0;
@@ -52,13 +63,15 @@ export class RequestTracker {
   private lastProgress = 0;
   private done = false;
   private streaming: boolean | undefined;
+  private readonly announcedStream: boolean;
   private onDone: (() => void) | undefined;
 
   constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
     stats.begin();
+    this.announcedStream = info.stream;
     if (bus.size > 0) {
       const { headers, ...rest } = info;
-      bus.publish({ type: 'started', id: this.id, time: Date.now(), ...rest, ...(headers ? { headers: maskHeaders(headers) } : {}) });
+      bus.publish(withMaskedHeaders({ type: 'started', id: this.id, time: Date.now(), ...rest }, headers));
     }
   }
 
@@ -76,7 +89,11 @@ export class RequestTracker {
     this.bytes += bytes;
     if (this.ttfb === null) {
       this.ttfb = this.elapsedMs;
-      if (this.bus.size > 0) this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb, ...(this.streaming === undefined ? {} : { stream: this.streaming }) });
+      // A whole answer's first byte is its end too (its finished event carries the TTFB); only a
+      // stream, or an answer that turned out to be one, is worth an event of its own.
+      if (this.bus.size > 0 && (this.streaming === true || this.announcedStream)) {
+        this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb, ...(this.streaming === undefined ? {} : { stream: this.streaming }) });
+      }
       return;
     }
     if (this.bus.size === 0) return;
@@ -132,10 +149,10 @@ export function publishRefusal(
   if (bus.size === 0) return;
   const id = `req_${runId}${(++seq).toString(36)}`;
   const now = Date.now();
-  bus.publish({
+  bus.publish(withMaskedHeaders({
     type: 'started', id, time: now, keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
     mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
-    stream: false, requestBytes: 0, headers: maskHeaders(req.headers),
-  });
+    stream: false, requestBytes: 0,
+  }, req.headers));
   bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {} });
 }
