@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
 import { GatewayError } from './errors.js';
-import { hashKey, sameHash, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
+import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
 import { FILES } from './store/paths.js';
 import { join } from 'node:path';
 
@@ -128,8 +128,10 @@ export class KeyIndex {
     if (!presented) throw new GatewayError('missing_api_key', 'missing proxy key: send "Authorization: Bearer sk-proxy-…" (create one with: gateway keys create)');
     if (!presented.startsWith(PROXY_KEY_PREFIX)) throw new GatewayError('invalid_api_key', 'not a proxy key: the gateway takes sk-proxy-… keys (create one with: gateway keys create), never a provider key');
     const hash = this.hashOf(presented);
+    // The index is keyed by the hash itself, so a hit is an exact match; an attacker timing this
+    // lookup learns about SHA-256 outputs, not about any key.
     const rec = this.byHash.get(hash);
-    if (!rec || !sameHash(rec.hash, hash)) throw new GatewayError('invalid_api_key', 'unknown proxy key (see: gateway keys list)');
+    if (!rec) throw new GatewayError('invalid_api_key', 'unknown proxy key (see: gateway keys list)');
     const status = keyStatus(rec, now);
     if (status === 'revoked') throw new GatewayError('key_revoked', `proxy key "${rec.name}" has been revoked`);
     if (status === 'expired') throw new GatewayError('key_expired', `proxy key "${rec.name}" expired at ${rec.expiresAt}`);

@@ -54,13 +54,16 @@ export function geminiUsage(u: Obj | undefined, into: TokenUsage): void {
 }
 
 /**
- * The JSON object that follows the last `"key":` in `text`, cut out with a string-aware brace scan,
- * so a large answer is not parsed whole just to read its usage.
+ * The JSON object that follows the last `"key":` in `body`, cut out with a string-aware brace scan,
+ * so a large answer is neither decoded nor parsed whole just to read its usage. The tail is read
+ * as latin1 (one char per byte, the cheapest decoding): braces and quotes are ASCII, and usage
+ * objects hold numbers.
  */
-export function objectAfterLastKey(text: string, key: string): unknown {
-  const at = text.lastIndexOf(`"${key}"`);
+export function objectAfterLastKey(body: Buffer, key: string): unknown {
+  const at = body.lastIndexOf(keyBytes(key));
   if (at === -1) return undefined;
-  const start = text.indexOf('{', at + key.length + 2);
+  const text = body.toString('latin1', at + key.length + 2);
+  const start = text.indexOf('{');
   if (start === -1) return undefined;
   let depth = 0;
   let inString = false;
@@ -76,22 +79,34 @@ export function objectAfterLastKey(text: string, key: string): unknown {
   return undefined;
 }
 
-/**
- * Usage and model from a whole JSON answer (or Gemini's JSON-array stream). Only the bytes from the
- * last usage key on, and a few bytes after the first model key, are decoded.
- */
+// Quoted key names as bytes, made once: Buffer#indexOf with a string argument encodes it per call.
+const keyCache = new Map<string, Buffer>();
+function keyBytes(key: string): Buffer {
+  let b = keyCache.get(key);
+  if (!b) { b = Buffer.from(`"${key}"`); keyCache.set(key, b); }
+  return b;
+}
+
+/** The string value of the first `"key": "…"` in `body` (read from the few bytes after the key). */
+function firstStringValue(body: Buffer, key: string): string | null {
+  const at = body.indexOf(keyBytes(key));
+  if (at === -1) return null;
+  let i = at + key.length + 2;
+  while (i < body.length && (body[i] === 32 || body[i] === 58 /* : */ || body[i] === 10 || body[i] === 13 || body[i] === 9)) i++;
+  if (body[i] !== 34) return null;
+  const end = body.indexOf(34, i + 1);
+  if (end === -1 || end - i > 512) return null;
+  return body.toString('utf8', i + 1, end);
+}
+
+/** Usage and model from a whole JSON answer (or Gemini's JSON-array stream). */
 function usageFromJsonBody(provider: ProviderId, body: Buffer, usage: TokenUsage): string | null {
-  const key = provider === 'gemini' ? 'usageMetadata' : 'usage';
-  const at = body.lastIndexOf(`"${key}"`);
-  const u = at === -1 ? undefined : obj(objectAfterLastKey(body.toString('utf8', at), key));
+  const u = obj(objectAfterLastKey(body, provider === 'gemini' ? 'usageMetadata' : 'usage'));
   if (provider === 'anthropic') anthropicUsage(u, usage);
   else if (provider === 'openai') openaiUsage(u, usage);
   else geminiUsage(u, usage);
-  const modelKey = provider === 'gemini' ? '"modelVersion"' : '"model"';
-  const mAt = body.indexOf(modelKey);
-  if (mAt === -1) return null;
-  const m = /^"\w+"\s*:\s*"([^"]+)"/.exec(body.toString('utf8', mAt, mAt + 512));
-  return m ? m[1]!.replace(/^models\//, '') : null;
+  const model = firstStringValue(body, provider === 'gemini' ? 'modelVersion' : 'model');
+  return model === null ? null : model.replace(/^models\//, '');
 }
 
 function fromBody(provider: ProviderId, body: unknown, usage: TokenUsage): string | null {

@@ -5,9 +5,9 @@ import { createNativeUsageTap, objectAfterLastKey } from '../../src/daemon/nativ
 describe('objectAfterLastKey', () => {
   it('finds the last top-level usage object, ignoring look-alikes inside strings', () => {
     const text = JSON.stringify({ choices: [{ message: { content: 'the "usage": {"prompt_tokens": 999} } trap' } }], usage: { prompt_tokens: 3, completion_tokens: 4, nested: { s: '}{"' } } });
-    expect(objectAfterLastKey(text, 'usage')).toEqual({ prompt_tokens: 3, completion_tokens: 4, nested: { s: '}{"' } });
-    expect(objectAfterLastKey('{"a":1}', 'usage')).toBeUndefined();
-    expect(objectAfterLastKey('{"usage":{"x":', 'usage')).toBeUndefined();
+    expect(objectAfterLastKey(Buffer.from(text), 'usage')).toEqual({ prompt_tokens: 3, completion_tokens: 4, nested: { s: '}{"' } });
+    expect(objectAfterLastKey(Buffer.from('{"a":1}'), 'usage')).toBeUndefined();
+    expect(objectAfterLastKey(Buffer.from('{"usage":{"x":'), 'usage')).toBeUndefined();
   });
 });
 
