@@ -9,6 +9,17 @@ export interface BatchedLog {
   flush(): void;
 }
 
+/** `2026-11-22T12:00:00.123Z` for now; the part up to the second is formatted once per second. */
+let stampSecond = -1;
+let stampPrefix = '';
+function stamp(): string {
+  const ms = Date.now();
+  const second = Math.floor(ms / 1000);
+  if (second !== stampSecond) { stampSecond = second; stampPrefix = new Date(second * 1000).toISOString().slice(0, 20); }
+  const frac = ms - second * 1000;
+  return `${stampPrefix}${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}Z`;
+}
+
 export function batchedLog(sink: (text: string) => void, intervalMs = 50): BatchedLog {
   let queued = '';
   let timer: NodeJS.Timeout | undefined;
@@ -22,7 +33,7 @@ export function batchedLog(sink: (text: string) => void, intervalMs = 50): Batch
   process.on('exit', flush);
   return {
     log(line) {
-      queued += `${new Date().toISOString()} ${line}\n`;
+      queued += `${stamp()} ${line}\n`;
       if (!timer) { timer = setTimeout(flush, intervalMs); timer.unref(); }
     },
     flush,

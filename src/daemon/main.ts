@@ -9,7 +9,7 @@ import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
 import { originsFromEnv } from './upstream.js';
-import type { GatewayEvent } from './events.js';
+import type { GatewayEvent, RequestStarted } from './events.js';
 import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './log-writer.js';
@@ -26,15 +26,16 @@ export interface RunDaemonOptions {
 
 export interface DaemonFile { pid: number; host: string; port: number; url: string; startedAt: string }
 
-function accessLine(ev: GatewayEvent, started: Map<string, string>): string | undefined {
-  if (ev.type === 'started') { started.set(ev.id, `${ev.method} ${ev.path} ${ev.mode}/${ev.provider} model=${ev.model ?? '-'} key=${ev.keyName}`); return undefined; }
+function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): string | undefined {
+  if (ev.type === 'started') { started.set(ev.id, ev); return undefined; }
   if (ev.type !== 'finished' && ev.type !== 'failed') return undefined;
-  const head = started.get(ev.id) ?? ev.id;
+  const s = started.get(ev.id);
   started.delete(ev.id);
+  const head = s ? `${s.method} ${s.path} ${s.mode}/${s.provider} model=${s.model ?? '-'} key=${s.keyName}` : ev.id;
   const u = ev.usage;
   const tokens = u.inputTokens !== undefined || u.outputTokens !== undefined ? ` tokens=${u.inputTokens ?? '?'}/${u.outputTokens ?? '?'}` : '';
   const tail = ev.type === 'failed' ? ` error=${ev.code}: ${ev.message}` : '';
-  return `${head} -> ${ev.status} ${ev.durationMs.toFixed(0)}ms${tokens}${tail}`;
+  return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${tail}`;
 }
 
 export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
@@ -100,7 +101,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   };
   const flushTimer = setInterval(() => { void flushUsage(); }, 2000);
   flushTimer.unref();
-  const started = new Map<string, string>();
+  const started = new Map<string, RequestStarted>();
   daemon.ctx.bus.subscribe((ev) => {
     if (ev.type === 'started') { lastUsed.set(ev.keyId, ev.time); dirty = true; }
     const line = accessLine(ev, started);
