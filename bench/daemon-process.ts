@@ -2,9 +2,10 @@
 // last-used times, the dashboard mount), in its own process so the bench can pin it to a core.
 // State lives in a temp dir; one proxy key is made with KeyStore; provider keys and origins come
 // from the GATEWAY_* environment variables (every origin pointed at the bench mock); the log goes
-// to daemon.log in the state dir, as in the background. Prints {"url","port","pid","adminToken",
-// "proxyKey"} as one JSON line.
-// Usage: node bench/daemon-process.ts <build dir> <mock origin>
+// to daemon.log in the state dir, as in the background. With --bare it runs only the HTTP server
+// (`startDaemon`: auth, pass-through, translation, events with no subscriber), to show what the
+// usage history and the log cost on top. Prints {"url","port","pid","adminToken","proxyKey"}.
+// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare]
 import { mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,23 +13,35 @@ import { pathToFileURL } from 'node:url';
 
 const buildDir = resolve(process.argv[2]!);
 const origin = process.argv[3]!;
+const bare = process.argv.includes('--bare');
 const mod = (p: string) => import(pathToFileURL(join(buildDir, p)).href);
 
-const { runDaemon } = await mod('daemon/main.js');
 const { KeyStore } = await mod('daemon/store/keys.js');
-const { batchedLog } = await mod('daemon/log-writer.js');
-
 Object.assign(process.env, {
   GATEWAY_OPENAI_API_KEY: 'sk-bench-openai', GATEWAY_ANTHROPIC_API_KEY: 'sk-ant-bench', GATEWAY_GEMINI_API_KEY: 'bench-gemini-key',
   GATEWAY_OPENAI_BASE_URL: origin, GATEWAY_ANTHROPIC_BASE_URL: origin, GATEWAY_GEMINI_BASE_URL: origin,
 });
 const stateDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
-const logFd = openSync(join(stateDir, 'daemon.log'), 'a', 0o600);
-const daemon = await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log });
-const adminToken = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
-const port = Number(new URL(daemon.url).port);
-process.stdout.write(JSON.stringify({ url: daemon.url, port, pid: process.pid, adminToken, proxyKey: key }) + '\n');
-
-// runDaemon drains and exits on SIGTERM/SIGINT itself; the temp state goes with it.
 process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
+
+let url: string;
+let adminToken: string;
+if (bare) {
+  const { startDaemon } = await mod('daemon/server.js');
+  const { staticSecrets } = await mod('daemon/store/secrets.js');
+  const { originsFromEnv } = await mod('daemon/upstream.js');
+  const daemon = await startDaemon({ port: 0, stateDir, secrets: staticSecrets({ openai: 'sk-bench-openai', anthropic: 'sk-ant-bench', gemini: 'bench-gemini-key' }), origins: originsFromEnv(process.env) });
+  ({ url, adminToken } = daemon);
+  const stop = () => { void daemon.close(500).finally(() => process.exit(0)); };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+} else {
+  const { runDaemon } = await mod('daemon/main.js');
+  const { batchedLog } = await mod('daemon/log-writer.js');
+  const logFd = openSync(join(stateDir, 'daemon.log'), 'a', 0o600);
+  // runDaemon drains and exits on SIGTERM/SIGINT itself.
+  url = (await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log })).url;
+  adminToken = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+}
+process.stdout.write(JSON.stringify({ url, port: Number(new URL(url).port), pid: process.pid, adminToken, proxyKey: key }) + '\n');

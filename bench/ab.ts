@@ -1,0 +1,49 @@
+// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--bare]`:
+// a quick check while working on the hot path — the floor and the daemon, pinned as in the bench,
+// alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
+// Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildDaemon } from './build.ts';
+import { BENCH_DIR, cpuUs, log, median, pinSelf, runWrk, startServer, stopAll } from './lib.ts';
+
+const argv = process.argv.slice(2);
+const arg = (name: string, def: string) => { const i = argv.indexOf(name); return i === -1 ? def : argv[i + 1]!; };
+const REPS = Number(arg('--reps', '3'));
+const SECONDS = Number(arg('--seconds', '2'));
+const PATH = arg('--path', '/openai/v1/chat/completions');
+const MODEL = arg('--model', 'gpt-5.4');
+
+async function main(): Promise<void> {
+  pinSelf(1);
+  const build = buildDaemon(argv.includes('--no-build'));
+  const mock = await startServer<{ port: number }>('mock', 1, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0']);
+  const origin = `http://127.0.0.1:${mock.info.port}`;
+  const floor = await startServer<{ port: number; pid: number }>('floor', 0, [process.execPath, join(BENCH_DIR, 'floor.ts'), origin]);
+  const daemon = await startServer<{ port: number; pid: number; proxyKey: string }>('daemon', 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
+  const bodyFile = join(BENCH_DIR, 'results', '.ab-body.json');
+  writeFileSync(bodyFile, JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 }));
+  const targets = [
+    { name: 'floor', port: floor.info.port, pid: floor.info.pid, path: MODEL.startsWith('claude') ? '/v1/messages' : '/v1/chat/completions', headers: {} },
+    { name: 'daemon', port: daemon.info.port, pid: daemon.info.pid, path: PATH, headers: { authorization: `Bearer ${daemon.info.proxyKey}` } },
+  ];
+  for (const t of targets) await runWrk({ ...t, bodyFile, connections: 16, seconds: 2 }, 1);
+  for (const c of [1, 16, 64]) {
+    const res: Record<string, { rps: number[]; cpu: number[] }> = { floor: { rps: [], cpu: [] }, daemon: { rps: [], cpu: [] } };
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const t of targets) {
+        const cpu0 = cpuUs(t.pid);
+        const r = await runWrk({ ...t, bodyFile, connections: c, seconds: SECONDS }, 1);
+        if (r.errors) log(`${t.name}: ${r.errors} errors`);
+        res[t.name]!.rps.push(r.rps);
+        res[t.name]!.cpu.push((cpuUs(t.pid) - cpu0) / r.requests);
+      }
+    }
+    const f = res.floor!; const d = res.daemon!;
+    const ratios = d.rps.map((x, i) => x / f.rps[i]!);
+    log(`c=${c}: floor ${median(f.rps).toFixed(0)} req/s ${median(f.cpu).toFixed(0)} µs/req · daemon ${median(d.rps).toFixed(0)} req/s ${median(d.cpu).toFixed(0)} µs/req · ratio ${(median(ratios) * 100).toFixed(0)}% (${ratios.map((x) => (x * 100).toFixed(0)).join(' ')})`);
+  }
+  await stopAll();
+}
+
+main().catch(async (e) => { log(`failed: ${(e as Error).stack ?? e}`); await stopAll(); process.exit(1); });
