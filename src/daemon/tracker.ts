@@ -26,15 +26,35 @@ export class Stats {
   }
 }
 
+type RawHeaders = Record<string, string | string[] | undefined>;
+
 /**
- * Gives a `started` event its `headers`, masked only when a subscriber reads them (the monitor's
+ * A `started` event whose `headers` are masked only when a subscriber reads them (the monitor's
  * details view, the events stream's JSON): the usage recorder and the log never do, so most
- * requests never pay for masking. The raw headers stay in the closure, never on the event.
+ * requests never pay for masking. The raw headers sit in a private field: never enumerable,
+ * never serialized. (A class, because Object.defineProperty per request costs more than masking.)
  */
-function withMaskedHeaders(ev: RequestStarted, raw: Record<string, string | string[] | undefined> | undefined): RequestStarted {
-  if (!raw) return ev;
-  let masked: Record<string, string> | undefined;
-  return Object.defineProperty(ev, 'headers', { enumerable: true, get: () => (masked ??= maskHeaders(raw)) });
+class StartedEvent implements RequestStarted {
+  readonly type = 'started' as const;
+  readonly id: string; readonly time: number; readonly keyId: string; readonly keyName: string;
+  readonly mode: RequestMode; readonly provider: ProviderId | null; readonly model: string | null;
+  readonly method: string; readonly path: string; readonly stream: boolean; readonly requestBytes: number;
+  #raw: RawHeaders | undefined;
+  #masked: Record<string, string> | undefined;
+
+  constructor(id: string, time: number, info: Omit<RequestStarted, 'type' | 'id' | 'time' | 'headers'>, raw: RawHeaders | undefined) {
+    this.id = id; this.time = time; this.keyId = info.keyId; this.keyName = info.keyName; this.mode = info.mode;
+    this.provider = info.provider; this.model = info.model; this.method = info.method; this.path = info.path;
+    this.stream = info.stream; this.requestBytes = info.requestBytes;
+    this.#raw = raw;
+  }
+
+  get headers(): Record<string, string> | undefined {
+    if (this.#masked === undefined && this.#raw) { this.#masked = maskHeaders(this.#raw); this.#raw = undefined; }
+    return this.#masked;
+  }
+
+  toJSON(): RequestStarted { return { ...this, headers: this.headers }; }
 }
 
 let seq = 0;
@@ -70,8 +90,7 @@ export class RequestTracker {
     stats.begin();
     this.announcedStream = info.stream;
     if (bus.size > 0) {
-      const { headers, ...rest } = info;
-      bus.publish(withMaskedHeaders({ type: 'started', id: this.id, time: Date.now(), ...rest }, headers));
+      bus.publish(new StartedEvent(this.id, Date.now(), info, info.headers));
     }
   }
 
@@ -149,8 +168,8 @@ export function publishRefusal(
   if (bus.size === 0) return;
   const id = `req_${runId}${(++seq).toString(36)}`;
   const now = Date.now();
-  bus.publish(withMaskedHeaders({
-    type: 'started', id, time: now, keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
+  bus.publish(new StartedEvent(id, now, {
+    keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
     mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
     stream: false, requestBytes: 0,
   }, req.headers));

@@ -63,6 +63,10 @@ describe('events', () => {
     expect(text).not.toContain(gw.key);
     expect(text).not.toContain(gw.mocks.openai.key);
     expect(text).not.toContain('do-not-log');
+    // Headers are masked, in memory and in JSON alike.
+    const started = lastStarted() as Extract<GatewayEvent, { type: 'started' }>;
+    expect(started.headers?.authorization).toBe(`Bearer …${gw.key.slice(-4)}`);
+    expect((JSON.parse(JSON.stringify(started)) as { headers: Record<string, string> }).headers.authorization).toBe(`Bearer …${gw.key.slice(-4)}`);
   });
 
   it('requests refused before reaching a provider still show up: started + failed with the reason', async () => {
