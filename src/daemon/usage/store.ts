@@ -8,6 +8,7 @@ import type { ProviderId } from '../../providers/types.js';
 import type { RequestMode } from '../events.js';
 import { latencyBucket } from './latency.js';
 import { migrate } from './schema.js';
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { loadSqlite, type Database } from './sqlite.js';
 
 export const USAGE_DB_FILE = 'usage.db';
@@ -51,9 +52,17 @@ export interface BodyRow {
 export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 export const isError = (status: number): boolean => status >= 400;
 
-const INSERT_REQUEST = `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, method, path,
+/** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
+const insertRequests = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, method, path,
   stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(23).fill('?').join(', ')})`).join(', ')}`;
+const ROWS_PER_INSERT = 50;
+
+function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
+  out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.method, r.path,
+    r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
+    int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
+}
 
 const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms'];
 const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
@@ -181,7 +190,14 @@ const int = (v: number | null): number | null => (v === null ? null : Math.round
 export interface PruneResult { requests: number; hourly: number; latency: number }
 
 export class UsageStore {
+  private inserts = new Map<number, StatementSync>();
   private constructor(readonly db: Database, readonly path: string) {}
+
+  private prepareInsert(n: number): StatementSync {
+    const st = this.db.prepare(insertRequests(n));
+    this.inserts.set(n, st);
+    return st;
+  }
 
   /**
    * Opens (creating, 0600) and migrates the database. A file SQLite cannot read is moved aside as
@@ -224,13 +240,14 @@ export class UsageStore {
     if (rows.length === 0 && bodies.length === 0) return;
     const agg = aggregate(rows);
     const db = this.db;
-    const ins = db.prepare(INSERT_REQUEST);
     db.exec('BEGIN IMMEDIATE');
     try {
-      for (const r of rows) {
-        ins.run(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.method, r.path,
-          r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
-          int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
+      const values: SQLInputValue[] = [];
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        const n = Math.min(ROWS_PER_INSERT, rows.length - i);
+        values.length = 0;
+        for (let j = i; j < i + n; j++) pushRequestValues(values, rows[j]!);
+        (this.inserts.get(n) ?? this.prepareInsert(n)).run(...values);
       }
       for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
         const up = db.prepare(upsertDims(table, period));
