@@ -118,7 +118,7 @@ const geminiShape = (j: Json) => typeof j?.candidates?.[0]?.content?.parts?.[0]?
 interface Target {
   id: string;
   label: string;
-  kind: 'direct' | 'floor' | 'native' | 'unified' | 'peer';
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'peer' | 'context';
   provider?: 'openai' | 'anthropic' | 'gemini';
   port: number;
   pid?: number;
@@ -155,6 +155,7 @@ async function preflight(t: Target): Promise<void> {
     } else if (!j || !t.shape(j)) t.na = `unexpected answer: ${brief(r.text)}`;
   } catch (e) { t.na = `request failed: ${brief((e as Error).message)}`; }
   if (t.na) { t.streamNa = t.na; return; }
+  if (t.streamNa) return; // not streamed (context rows)
   try {
     const r = await post(t.port, t.streamPath, t.streamBody, { ...t.headers, accept: 'text/event-stream' });
     if (r.status !== 200) t.streamNa = `HTTP ${r.status}: ${brief(r.text)}`;
@@ -251,6 +252,10 @@ async function main(): Promise<void> {
   const origin = `http://127.0.0.1:${mock.info.port}`;
   const floor = await startServer<{ port: number; pid: number }>('floor', SERVER_CORE, [node, join(BENCH_DIR, 'floor.ts'), origin]);
   const daemon = await startServer<{ port: number; pid: number; adminToken: string; proxyKey: string }>('daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin]);
+  // Context rows: the daemon's HTTP server alone (what usage history and the log add on top), and
+  // a node:http hello-world (what one core here can serve at all, with no upstream call).
+  const bare = await startServer<{ port: number; pid: number; proxyKey: string }>('bare daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--bare']);
+  const hello = await startServer<{ port: number; pid: number }>('hello', SERVER_CORE, [node, join(BENCH_DIR, 'hello.ts')]);
   let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
   let portkeyNa: string | undefined;
   if (PEERS) {
@@ -259,7 +264,7 @@ async function main(): Promise<void> {
 
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
   const targets: Target[] = [
@@ -271,6 +276,8 @@ async function main(): Promise<void> {
     { id: 'unified-openai', label: 'unified → OpenAI', kind: 'unified', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: auth, shape: openaiShape },
     { id: 'unified-anthropic', label: 'unified → Anthropic', kind: 'unified', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('claude-opus-5', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('claude-opus-5', true), headers: auth, shape: openaiShape },
     { id: 'unified-gemini', label: 'unified → Gemini', kind: 'unified', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gemini-3.5-flash', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gemini-3.5-flash', true), headers: auth, shape: openaiShape },
+    { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
+    { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
   if (PEERS) {
     const pkHeaders = { authorization: 'Bearer sk-bench-openai', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${origin}/v1` };
@@ -408,8 +415,8 @@ async function main(): Promise<void> {
   const wrkVersion = (spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0] ?? '').replace(/ Copyright.*/, '').trim();
   L.push(`# model-gateway bench · ${when}`, '');
   L.push(`- Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}, ${wrkVersion}; loopback only.`);
-  L.push(`- Pinning: ${PIN ? `daemon, floor${PEERS ? ' and Portkey' : ''} on core ${SERVER_CORE}; wrk, the mock, the stream client and this script on core ${LOAD_CORE}` : 'none (taskset or a second core missing)'}.`);
-  L.push(`- Daemon: \`startDaemon\` from ${build.dir.replace(ROOT + '/', '')} at ${gitRev}${srcDirty ? ' + uncommitted changes in src/' : ''} (${build.note}).`);
+  L.push(`- Pinning: ${PIN ? `daemon, floor, context servers${PEERS ? ' and Portkey' : ''} on core ${SERVER_CORE}; wrk, the mock, the stream client and this script on core ${LOAD_CORE}` : 'none (taskset or a second core missing)'}.`);
+  L.push(`- Daemon: run as \`gateway start\` runs it (\`runDaemon\`: usage history in SQLite, access log to a file, last-used times) from ${build.dir.replace(ROOT + '/', '')} at ${gitRev}${srcDirty ? ' + uncommitted changes in src/' : ''} (${build.note}). Context rows: "server alone" is the same build's HTTP server without usage history or log (\`startDaemon\`); "hello-world" answers from memory with no upstream call, the ceiling of one core here.`);
   L.push(`- Method: non-streaming steps are \`wrk -t1 -c{1,16,64}\` POSTs for ${DURATION} s, ${REPS}× interleaved across paths, medians shown; ${WARMUP} s warm-up per path (c=16) not counted. "added" = path − direct-to-mock at the same concurrency. Streams: c=1, ${STREAM_EVENTS} SSE events ${STREAM_DELAY} ms apart, ${STREAM_ROUNDS * STREAM_PER_ROUND} streams per path, paths alternating stream by stream, in ${STREAM_ROUNDS} rounds (each gated like a step; after 3 warm-up streams per path), medians.${QUICK ? ' **--quick run: not meaningful.**' : ''}`);
   const allSteps = [...steps.values(), sub.without, sub.with].flat();
   const foreign = allSteps.map((s) => s.foreignPct);
