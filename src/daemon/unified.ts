@@ -146,13 +146,19 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   await relayStream(ctx, route.provider, upstream, res, abort, tracker, translator
-    ? translatedEvents(translator.createStreamTranslator(tctx))
-    : openaiEvents(createOpenAIStreamFilter(clientWantsUsage)), route.model, capture);
+    ? createTranslatedRelay(translator.createStreamTranslator(tctx))
+    : createOpenAIRelay(createOpenAIStreamFilter(clientWantsUsage)), route.model, capture);
 }
 
-/** Turns upstream SSE events into the text the client gets; `null` means upstream EOF. */
-interface StreamRelay {
-  next(events: SseEvent[], eof: boolean): string;
+/**
+ * Turns upstream bytes into the text the client gets, synchronously (exported for
+ * bench/stream-translate.ts, which measures exactly this per-chunk work).
+ */
+export interface StreamRelay {
+  /** One upstream network chunk → the text to write ('' when it completes no event). */
+  push(chunk: Buffer): string;
+  /** Upstream EOF → whatever closes the client's stream. */
+  end(): string;
   /** The client has everything: `[DONE]` or the one error event has been produced. */
   completed(): boolean;
   failed(): OpenAIErrorBody | undefined;
@@ -160,28 +166,31 @@ interface StreamRelay {
   outputTokens(): number;
 }
 
-function translatedEvents(st: StreamTranslator): StreamRelay {
+export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
+  const parser = new SseParser();
   let failed: OpenAIErrorBody | undefined;
   let completed = false;
   let contentChunks = 0;
+  const next = (events: SseEvent[], eof: boolean): string => {
+    const outputs = events.flatMap((ev) => st.push(ev));
+    // Anthropic says when it is done (message_stop): close now, not when the socket closes.
+    const over = eof || st.complete();
+    if (over) outputs.push(...st.end());
+    let text = '';
+    for (const o of outputs) {
+      if (o.kind === 'error') { failed = o.error; text += sseData(o.error); break; }
+      text += sseData(o.chunk);
+      if (o.chunk.choices[0]?.delta.content) contentChunks++;
+    }
+    if (failed || over) {
+      if (!failed) text += SSE_DONE;
+      completed = true;
+    }
+    return text;
+  };
   return {
-    next(events, eof) {
-      const outputs = events.flatMap((ev) => st.push(ev));
-      // Anthropic says when it is done (message_stop): close now, not when the socket closes.
-      const over = eof || st.complete();
-      if (over) outputs.push(...st.end());
-      let text = '';
-      for (const o of outputs) {
-        if (o.kind === 'error') { failed = o.error; text += sseData(o.error); break; }
-        text += sseData(o.chunk);
-        if (o.chunk.choices[0]?.delta.content) contentChunks++;
-      }
-      if (failed || over) {
-        if (!failed) text += SSE_DONE;
-        completed = true;
-      }
-      return text;
-    },
+    push: (chunk) => next(parser.push(chunk), false),
+    end: () => next(parser.end(), true),
     completed: () => completed,
     failed: () => failed,
     usage: () => st.usage(),
@@ -191,28 +200,32 @@ function translatedEvents(st: StreamTranslator): StreamRelay {
 
 /** logBodies: the same relay, keeping a copy of the text the client gets (no per-chunk work when off). */
 function capturing(relay: StreamRelay, capture: BodyCapture): StreamRelay {
-  return { ...relay, next(events, eof) { const text = relay.next(events, eof); capture.wrote(text); return text; } };
+  const kept = (text: string): string => { capture.wrote(text); return text; };
+  return { ...relay, push: (chunk) => kept(relay.push(chunk)), end: () => kept(relay.end()) };
 }
 
-function openaiEvents(filter: OpenAIStreamFilter): StreamRelay {
+export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
+  const parser = new SseParser();
   let failed: OpenAIErrorBody | undefined;
   let chunks = 0;
-  return {
-    next(events, eof) {
-      let text = '';
-      for (const ev of events) {
-        const data = filter.filter(ev);
-        if (data === null) continue;
-        if (data.startsWith('{"error"')) {
-          try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error) failed = e; } catch { /* not an error object */ }
-        }
-        text += `data: ${data}\n\n`;
-        chunks++;
-        if (filter.sawDone() || failed) break;
+  const next = (events: SseEvent[], eof: boolean): string => {
+    let text = '';
+    for (const ev of events) {
+      const data = filter.filter(ev);
+      if (data === null) continue;
+      if (data.startsWith('{"error"')) {
+        try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error) failed = e; } catch { /* not an error object */ }
       }
-      if (eof && !filter.sawDone() && !failed) text += SSE_DONE;
-      return text;
-    },
+      text += `data: ${data}\n\n`;
+      chunks++;
+      if (filter.sawDone() || failed) break;
+    }
+    if (eof && !filter.sawDone() && !failed) text += SSE_DONE;
+    return text;
+  };
+  return {
+    push: (chunk) => next(parser.push(chunk), false),
+    end: () => next(parser.end(), true),
     completed: () => filter.sawDone() || failed !== undefined,
     failed: () => failed,
     usage: () => filter.usage(),
@@ -226,11 +239,10 @@ async function relayStream(
   abort: AbortController, tracker: RequestTracker, plainRelay: StreamRelay, model: string, capture?: BodyCapture,
 ): Promise<void> {
   const relay = capture ? capturing(plainRelay, capture) : plainRelay;
-  const parser = new SseParser();
   let completed = false;
   try {
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      const text = relay.next(parser.push(chunk), false);
+      const text = relay.push(chunk);
       completed = relay.completed();
       if (text) {
         tracker.wrote(text.length, () => relay.outputTokens());
@@ -239,7 +251,7 @@ async function relayStream(
       if (completed) break;
     }
     if (!completed && !abort.signal.aborted && !res.destroyed) {
-      const tail = relay.next(parser.end(), true);
+      const tail = relay.end();
       completed = true;
       if (tail) { tracker.wrote(tail.length); await write(res, tail); }
     }
