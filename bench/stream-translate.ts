@@ -11,7 +11,7 @@
 // Usage: npx tsc -p . && taskset -c 1 node bench/stream-translate.ts [--paced [--rounds 39]]
 //          [--dir dist]… [--streams 20000] [--seconds 5]
 // A build of the last commit to compare with:
-//   mkdir -p /tmp/gw-base && git archive HEAD src tsconfig.json | tar -x -C /tmp/gw-base \
+//   mkdir -p /tmp/gw-base && git archive HEAD src tsconfig.json package.json | tar -x -C /tmp/gw-base \
 //   && ln -sfn "$PWD/node_modules" /tmp/gw-base/node_modules && npx tsc -p /tmp/gw-base
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -6,33 +6,41 @@ import type { SseEvent } from '../providers/types.js';
 
 export class SseParser {
   private decoder = new StringDecoder('utf8');
+  /** The start of a line not yet ended. */
   private buf = '';
   private event: string | undefined;
-  private data: string[] = [];
+  /** The event's `data` lines so far, joined by `\n`. */
+  private data: string | undefined;
   private pendingCR = false;
 
   /** Feed raw bytes; returns the events completed by them. */
   push(chunk: Uint8Array | string): SseEvent[] {
     let text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk as Buffer);
-    if (this.pendingCR) {
+    if (this.pendingCR && text !== '') {
       // A `\r` ended the previous chunk: a `\n` right after it belongs to the same line break.
-      if (text.startsWith('\n')) text = text.slice(1);
+      if (text.charCodeAt(0) === 10) text = text.slice(1);
       this.pendingCR = false;
     }
-    this.buf += text;
     const out: SseEvent[] = [];
+    const s = this.buf === '' ? text : this.buf + text;
+    // Line ends are found with indexOf (native), not a loop over every character: this runs once
+    // per upstream chunk, long before V8 optimises it, so each interpreted step counts.
     let start = 0;
-    for (let i = 0; i < this.buf.length; i++) {
-      const c = this.buf.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
-      this.line(this.buf.slice(start, i), out);
-      if (c === 13) {
-        if (i + 1 < this.buf.length) { if (this.buf.charCodeAt(i + 1) === 10) i++; }
-        else this.pendingCR = true;
+    let lf = s.indexOf('\n', this.buf.length); // the kept start of a line holds no line break
+    let cr = s.indexOf('\r', this.buf.length);
+    while (lf !== -1 || cr !== -1) {
+      if (cr === -1 || (lf !== -1 && lf < cr)) {
+        this.line(s, start, lf, out);
+        start = lf + 1;
+      } else {
+        this.line(s, start, cr, out);
+        if (cr + 1 === s.length) this.pendingCR = true;
+        start = s.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
       }
-      start = i + 1;
+      if (lf !== -1 && lf < start) lf = s.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = s.indexOf('\r', start);
     }
-    this.buf = this.buf.slice(start);
+    this.buf = start === 0 ? s : s.slice(start);
     return out;
   }
 
@@ -41,27 +49,27 @@ export class SseParser {
     const out: SseEvent[] = [];
     const rest = this.buf + this.decoder.end();
     this.buf = '';
-    if (rest.length > 0) this.line(rest, out);
-    this.line('', out);
+    if (rest.length > 0) this.line(rest, 0, rest.length, out);
+    this.line('', 0, 0, out);
     return out;
   }
 
-  private line(line: string, out: SseEvent[]): void {
-    if (line === '') {
-      if (this.data.length > 0 || this.event !== undefined) {
-        if (this.data.length > 0) out.push(this.event === undefined ? { data: this.data.join('\n') } : { event: this.event, data: this.data.join('\n') });
-        this.data = [];
-        this.event = undefined;
-      }
+  /** One line, `s` from `start` to `end` (exclusive). */
+  private line(s: string, start: number, end: number, out: SseEvent[]): void {
+    if (start === end) {
+      if (this.data !== undefined) out.push(this.event === undefined ? { data: this.data } : { event: this.event, data: this.data });
+      this.data = undefined;
+      this.event = undefined;
       return;
     }
-    if (line.charCodeAt(0) === 58 /* ':' comment */) return;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
+    if (s.charCodeAt(start) === 58 /* ':' comment */) return;
+    let colon = s.indexOf(':', start);
+    if (colon === -1 || colon > end) colon = end;
+    let from = colon + 1;
+    if (from < end && s.charCodeAt(from) === 32) from++;
+    const value = from < end ? s.slice(from, end) : '';
+    if (colon - start === 4 && s.startsWith('data', start)) this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    else if (colon - start === 5 && s.startsWith('event', start)) this.event = value;
   }
 }
 
