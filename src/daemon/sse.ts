@@ -2,7 +2,7 @@
 // The parser is byte-split safe: events may arrive cut anywhere, including inside a UTF-8
 // character or between `\r` and `\n` (Gemini separates events with `\r\n\r\n`).
 import { StringDecoder } from 'node:string_decoder';
-import type { SseEvent } from '../providers/types.js';
+import type { ChatCompletionChunk, SseEvent } from '../providers/types.js';
 
 export class SseParser {
   private decoder = new StringDecoder('utf8');
@@ -79,3 +79,26 @@ export function sseData(payload: unknown): string {
 }
 
 export const SSE_DONE = 'data: [DONE]\n\n';
+
+/**
+ * A stream's chunk writer: the same text as `sseData(chunk)`, byte for byte, but the head (id,
+ * object, created, model: the same in every chunk of a stream) is serialised once, not per chunk.
+ * Relies on the translators building chunks with exactly these keys in this order (as the
+ * ChatCompletionChunk type lists them), which is also the order JSON.stringify would write.
+ */
+export function createChunkWriter(): (chunk: ChatCompletionChunk) => string {
+  let id: string | undefined;
+  let model: string | undefined;
+  let created: number | undefined;
+  let head = '';
+  return (c) => {
+    if (c.id !== id || c.model !== model || c.created !== created) {
+      id = c.id;
+      model = c.model;
+      created = c.created;
+      head = `data: {"id":${JSON.stringify(id)},"object":${JSON.stringify(c.object)},"created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`;
+    }
+    const choices = JSON.stringify(c.choices);
+    return c.usage === undefined ? `${head}${choices}}\n\n` : `${head}${choices},"usage":${JSON.stringify(c.usage)}}\n\n`;
+  };
+}

@@ -9,7 +9,7 @@ import { toOpenAIRequest } from '../providers/openai/request.js';
 import { createOpenAIStreamFilter, type OpenAIStreamFilter } from '../providers/openai/stream.js';
 import { translatorFor } from '../providers/index.js';
 import {
-  TranslationError, type ChatCompletionRequest, type OpenAIErrorBody, type OpenAIUsage, type ProviderId, type SseEvent, type StreamTranslator, type TranslateContext,
+  TranslationError, type ChatCompletionRequest, type OpenAIErrorBody, type OpenAIUsage, type ProviderId, type SseEvent, type StreamOutput, type StreamTranslator, type TranslateContext,
 } from '../providers/types.js';
 import { validateChatRequest } from '../providers/validate.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
@@ -18,7 +18,7 @@ import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import type { TokenUsage } from './events.js';
 import { readBody, write } from './http-util.js';
-import { SseParser, sseData, SSE_DONE } from './sse.js';
+import { createChunkWriter, SseParser, sseData, SSE_DONE } from './sse.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
 import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
 
@@ -168,25 +168,29 @@ export interface StreamRelay {
 
 export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
   const parser = new SseParser();
+  const frame = createChunkWriter();
   let failed: OpenAIErrorBody | undefined;
   let completed = false;
   let contentChunks = 0;
-  const next = (events: SseEvent[], eof: boolean): string => {
-    const outputs = events.flatMap((ev) => st.push(ev));
-    // Anthropic says when it is done (message_stop): close now, not when the socket closes.
-    const over = eof || st.complete();
-    if (over) outputs.push(...st.end());
-    let text = '';
-    for (const o of outputs) {
-      if (o.kind === 'error') { failed = o.error; text += sseData(o.error); break; }
-      text += sseData(o.chunk);
+  /** Appends the outputs' frames to `text`; stops at an error, which is the stream's last frame. */
+  const append = (outputs: StreamOutput[], text: string): string => {
+    for (let i = 0; i < outputs.length; i++) {
+      const o = outputs[i]!;
+      if (o.kind === 'error') { failed = o.error; return text + sseData(o.error); }
+      text += frame(o.chunk);
       if (o.chunk.choices[0]?.delta.content) contentChunks++;
     }
-    if (failed || over) {
-      if (!failed) text += SSE_DONE;
-      completed = true;
-    }
     return text;
+  };
+  const next = (events: SseEvent[], eof: boolean): string => {
+    let text = '';
+    for (let i = 0; i < events.length && failed === undefined; i++) text = append(st.push(events[i]!), text);
+    if (failed !== undefined) { completed = true; return text; }
+    // Anthropic says when it is done (message_stop): close now, not when the socket closes.
+    if (!eof && !st.complete()) return text;
+    text = append(st.end(), text);
+    completed = true;
+    return failed === undefined ? text + SSE_DONE : text;
   };
   return {
     push: (chunk) => next(parser.push(chunk), false),
