@@ -14,6 +14,11 @@ type Json = Record<string, unknown>;
 
 interface ToolBlock { index: number; sentArguments: boolean }
 
+/** An event's JSON payload; anything else reads as an empty record. */
+function payload(event: SseEvent): Json {
+  return asRecord(tryParseJson(event.data));
+}
+
 export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTranslator {
   let phase: 'idle' | 'open' | 'done' = 'idle';
   let id = ctx.fallbackId;
@@ -24,11 +29,13 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
   let nextToolIndex = 0;
   const tools = new Map<number, ToolBlock>(); // Anthropic block index → OpenAI tool call
 
-  const base = () => ({ id, object: 'chat.completion.chunk' as const, created: ctx.created, model });
-  const chunk = (delta: AnthropicChunkDelta, finishReason: ChatCompletionChunk['choices'][number]['finish_reason'] = null): StreamOutput => ({
-    kind: 'chunk',
-    chunk: { ...base(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(ctx.includeUsage ? { usage: null } : {}) },
-  });
+  // Keys in ChatCompletionChunk order (the daemon's chunk writer relies on it); no spreads, as
+  // this runs once per text delta.
+  const chunk = (delta: AnthropicChunkDelta, finishReason: ChatCompletionChunk['choices'][number]['finish_reason'] = null): StreamOutput => {
+    const c: ChatCompletionChunk = { id, object: 'chat.completion.chunk', created: ctx.created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+    if (ctx.includeUsage) c.usage = null;
+    return { kind: 'chunk', chunk: c };
+  };
   const toolDelta = (call: ToolCallDelta): StreamOutput => chunk({ tool_calls: [call] });
 
   function start(message: unknown): StreamOutput[] {
@@ -116,7 +123,7 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
     if (refusal !== undefined && stopReason === 'refusal') out.push(chunk({ refusal }));
     out.push(chunk({}, mapAnthropicStopReason(stopReason)));
     if (ctx.includeUsage) {
-      out.push({ kind: 'chunk', chunk: { ...base(), choices: [], usage: toOpenAIUsage(counts ?? ZERO_TOKEN_COUNTS) } });
+      out.push({ kind: 'chunk', chunk: { id, object: 'chat.completion.chunk', created: ctx.created, model, choices: [], usage: toOpenAIUsage(counts ?? ZERO_TOKEN_COUNTS) } });
     }
     return out;
   }
@@ -124,25 +131,26 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
   return {
     push(event: SseEvent): StreamOutput[] {
       if (phase === 'done') return [];
-      const data = tryParseJson(event.data);
-      const d = asRecord(data);
-      switch (event.event ?? asString(d.type)) {
-        case 'message_start':
-          return phase === 'idle' ? start(d.message) : [];
-        case 'content_block_start':
-          return opened(blockStart(d));
+      // Anthropic names every event, so the payload is parsed only for the events that need it:
+      // pings, message_stop and event types newer than this code are never parsed (an unnamed
+      // event, which Anthropic does not send, is parsed once more for its `type`).
+      switch (event.event ?? asString(payload(event).type)) {
         case 'content_block_delta':
-          return opened(blockDelta(d));
+          return opened(blockDelta(payload(event)));
+        case 'message_start':
+          return phase === 'idle' ? start(payload(event).message) : [];
+        case 'content_block_start':
+          return opened(blockStart(payload(event)));
         case 'content_block_stop':
-          return opened(blockStop(d));
+          return opened(blockStop(payload(event)));
         case 'message_delta':
-          messageDelta(d);
+          messageDelta(payload(event));
           return [];
         case 'message_stop':
           return opened(finish());
         case 'error':
           phase = 'done';
-          return [{ kind: 'error', error: fromAnthropicStreamError(data) }];
+          return [{ kind: 'error', error: fromAnthropicStreamError(tryParseJson(event.data)) }];
         default:
           return []; // ping and event types newer than this code
       }

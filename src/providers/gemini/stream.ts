@@ -32,7 +32,7 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
   let started = false;
   let finished = false;
   let blocked = false;
-  let usage: OpenAIUsage | undefined;
+  let usageMetadata: Record<string, unknown> | undefined; // the latest; converted when asked for
   let callIndex = 0; // across choices: only used to synthesize ids Gemini did not send
   const choices = new Map<number, ChoiceState>();
 
@@ -65,17 +65,19 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
       id = asString(response.responseId) ?? ctx.fallbackId;
       model = responseModel(response.modelVersion, ctx);
     }
-    usage = fromGeminiUsage(response.usageMetadata) ?? usage;
+    if (isRecord(response.usageMetadata)) usageMetadata = response.usageMetadata;
     const out: StreamOutput[] = [];
-    if (isPromptBlocked(response)) {
+    if (response.promptFeedback !== undefined && isPromptBlocked(response)) {
       blocked = true;
       open(0, out);
     }
-    asArray(response.candidates).forEach((candidate, i) => {
-      const c = asRecord(candidate);
+    const candidates = asArray(response.candidates);
+    for (let i = 0; i < candidates.length; i++) {
+      const c = asRecord(candidates[i]);
       const index = asNumber(c.index) ?? i;
       const state = open(index, out);
-      let logprobs = fromGeminiLogprobs(c.logprobsResult); // goes on this fragment's first text chunk
+      // Log probabilities go on this fragment's first text chunk.
+      let logprobs = c.logprobsResult === undefined ? null : fromGeminiLogprobs(c.logprobsResult);
       for (const part of readCandidateParts(c)) {
         if (part.kind === 'call') {
           const call = toOpenAIToolCall(part, ctx, callIndex++);
@@ -89,7 +91,7 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
       }
       const finishReason = asString(c.finishReason);
       if (finishReason !== undefined) state.finishReason = finishReason;
-    });
+    }
     return out;
   };
 
@@ -118,11 +120,11 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
         out.push(chunk({ index, delta: {}, logprobs: null, finish_reason: reason }));
       }
       // OpenAI sends this chunk whenever include_usage is set; zeros if Gemini reported nothing.
-      if (ctx.includeUsage) out.push(chunk(null, { usage: usage ?? ZERO_USAGE }));
+      if (ctx.includeUsage) out.push(chunk(null, { usage: fromGeminiUsage(usageMetadata) ?? ZERO_USAGE }));
       return out;
     },
 
-    usage: () => usage,
+    usage: () => fromGeminiUsage(usageMetadata),
     // Gemini sends no terminator: only an error event ends the stream before the EOF.
     complete: () => finished,
   };
