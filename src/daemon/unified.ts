@@ -237,50 +237,98 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
   };
 }
 
-/** Relays an upstream SSE response to the client: one write per upstream network chunk, never waiting. */
-async function relayStream(
+/**
+ * Relays an upstream SSE response to the client: one write per upstream network chunk, made in
+ * the body's 'data' handler, so nothing (no await, no microtask hop) sits between the bytes
+ * arriving and `res.write`. While the client's socket is full, upstream is paused until 'drain'.
+ * A client that leaves aborts the upstream request (handleUnified's controller), which ends the
+ * body with an error; that, like the client closing during a drain wait, ends here as a 499.
+ */
+function relayStream(
   ctx: DaemonContext, provider: ProviderId, upstream: Dispatcher.ResponseData, res: ServerResponse,
   abort: AbortController, tracker: RequestTracker, plainRelay: StreamRelay, model: string, capture?: BodyCapture,
 ): Promise<void> {
   const relay = capture ? capturing(plainRelay, capture) : plainRelay;
-  let completed = false;
-  try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      const text = relay.push(chunk);
-      completed = relay.completed();
-      if (text) {
-        tracker.wrote(text.length, () => relay.outputTokens());
-        if (!(await write(res, text))) break;
-      }
-      if (completed) break;
-    }
-    if (!completed && !abort.signal.aborted && !res.destroyed) {
-      const tail = relay.end();
-      completed = true;
-      if (tail) { tracker.wrote(tail.length); await write(res, tail); }
-    }
-  } catch (err) {
-    if (!abort.signal.aborted && !res.destroyed && !completed) {
-      const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
-      const body: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-      const frame = sseData(body);
-      capture?.wrote(frame);
-      await write(res, frame);
+  const body = upstream.body;
+  const outputTokens = (): number => relay.outputTokens();
+  return new Promise<void>((resolve) => {
+    /** Set once the outcome is known; later body events are ignored. */
+    let settled = false;
+    const settle = (): void => {
+      settled = true;
+      body.off('data', onData);
+      body.off('end', onEnd); // 'error' and 'close' stay handled: destroying the body emits them
+    };
+
+    /** Writes `text` (if any), then calls `then(delivered)`: at once, or after 'drain' or 'close'. */
+    const send = (text: string, then: (delivered: boolean) => void): void => {
+      const sent = text ? write(res, text) : true;
+      if (typeof sent === 'boolean') { then(sent); return; }
+      body.pause();
+      void sent.then(then);
+    };
+    /** The client has everything: end its stream, let the connection go back to the pool, account. */
+    const finish = (): void => {
       res.end();
-      tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
-      return;
+      // Whatever the provider still sends after its last event is read and dropped, so the pooled
+      // connection can be reused; a provider that keeps talking gets its connection closed.
+      body.dump({ limit: 64 * 1024 }).catch(() => {});
+      const failed = relay.failed();
+      if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
+      else tracker.finish(200, usageToTokens(relay.usage()), model);
+      resolve();
+    };
+    const clientGone = (): void => {
+      settle();
+      body.destroy();
+      tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
+      resolve();
+    };
+
+    function onData(chunk: Buffer): void {
+      let text: string;
+      let completed: boolean;
+      try {
+        text = relay.push(chunk);
+        completed = relay.completed();
+        if (text) tracker.wrote(text.length, outputTokens);
+      } catch (err) { onError(err); return; }
+      if (completed) { settle(); send(text, finish); return; }
+      send(text, (delivered) => {
+        if (settled) return;
+        if (!delivered) clientGone();
+        else if (body.isPaused()) body.resume();
+      });
     }
-  }
-  if (!completed) {
-    upstream.body.destroy();
-    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
-    return;
-  }
-  res.end();
-  // Whatever the provider still sends after its last event is read and dropped, so the pooled
-  // connection can be reused; a provider that keeps talking gets its connection closed.
-  upstream.body.dump({ limit: 64 * 1024 }).catch(() => {});
-  const failed = relay.failed();
-  if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
-  else tracker.finish(200, usageToTokens(relay.usage()), model);
+    function onEnd(): void {
+      if (abort.signal.aborted || res.destroyed) { clientGone(); return; }
+      let tail: string;
+      try {
+        tail = relay.end();
+        if (tail) tracker.wrote(tail.length);
+      } catch (err) { onError(err); return; }
+      settle();
+      send(tail, finish);
+    }
+    function onError(err: unknown): void {
+      if (settled) return;
+      if (abort.signal.aborted || res.destroyed) { clientGone(); return; }
+      settle();
+      body.destroy();
+      const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
+      const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
+      const frame = sseData(error);
+      capture?.wrote(frame);
+      send(frame, () => {
+        res.end();
+        tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
+        resolve();
+      });
+    }
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    // Closed with neither 'end' nor 'error' (what for-await reported as a premature close).
+    body.on('close', () => onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+  });
 }
