@@ -54,7 +54,14 @@ class StartedEvent implements RequestStarted {
     return this.#masked;
   }
 
-  toJSON(): RequestStarted { return { ...this, headers: this.headers }; }
+  // An explicit literal (one fixed shape) serializes faster than a spread of the instance.
+  toJSON(): RequestStarted {
+    return {
+      type: 'started', id: this.id, time: this.time, keyId: this.keyId, keyName: this.keyName, mode: this.mode,
+      provider: this.provider, model: this.model, method: this.method, path: this.path, stream: this.stream,
+      requestBytes: this.requestBytes, headers: this.headers,
+    };
+  }
 }
 
 let seq = 0;
