@@ -82,9 +82,10 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 
 /**
  * A stream's chunk writer: the same text as `sseData(chunk)`, byte for byte, but the head (id,
- * object, created, model: the same in every chunk of a stream) is serialised once, not per chunk.
- * Relies on the translators building chunks with exactly these keys in this order (as the
- * ChatCompletionChunk type lists them), which is also the order JSON.stringify would write.
+ * object, created, model: the same in every chunk of a stream) is serialised once, not per chunk,
+ * and a text delta's choice is written around its JSON-encoded text (see `choicesJson`).
+ * Relies on the translators building chunks and choices with exactly the keys, in the order, the
+ * ChatCompletionChunk type lists, which is also the order JSON.stringify would write them in.
  */
 export function createChunkWriter(): (chunk: ChatCompletionChunk) => string {
   let id: string | undefined;
@@ -98,7 +99,18 @@ export function createChunkWriter(): (chunk: ChatCompletionChunk) => string {
       created = c.created;
       head = `data: {"id":${JSON.stringify(id)},"object":${JSON.stringify(c.object)},"created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`;
     }
-    const choices = JSON.stringify(c.choices);
+    const choices = choicesJson(c.choices);
     return c.usage === undefined ? `${head}${choices}}\n\n` : `${head}${choices},"usage":${JSON.stringify(c.usage)}}\n\n`;
   };
+}
+
+/** Most chunks carry one choice with only new text: JSON.stringify then sees just that string. */
+function choicesJson(choices: ChatCompletionChunk['choices']): string {
+  if (choices.length === 1) {
+    const { index, delta, logprobs, finish_reason: finish } = choices[0]!;
+    if (typeof delta.content === 'string' && logprobs === null && finish === null && Number.isFinite(index) && Object.keys(delta).length === 1) {
+      return `[{"index":${index},"delta":{"content":${JSON.stringify(delta.content)}},"logprobs":null,"finish_reason":null}]`;
+    }
+  }
+  return JSON.stringify(choices);
 }
