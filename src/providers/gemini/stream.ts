@@ -26,6 +26,20 @@ const EMPTY_STREAM: OpenAIErrorBody = {
 
 const ZERO_USAGE: OpenAIUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
+/**
+ * The text of a candidate whose content is a single plain text part, the usual fragment, read
+ * without building part views; anything else (calls, thoughts, several parts) is `undefined` and
+ * goes through readCandidateParts, which gives the same result for this one case.
+ */
+function onlyText(candidate: Record<string, unknown>): string | undefined {
+  const content = candidate.content;
+  const parts = isRecord(content) ? content.parts : undefined;
+  if (!Array.isArray(parts) || parts.length !== 1) return undefined;
+  const part: unknown = parts[0];
+  if (!isRecord(part) || part.functionCall !== undefined || part.thought !== undefined) return undefined;
+  return typeof part.text === 'string' && part.text !== '' ? part.text : undefined;
+}
+
 export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTranslator {
   let id = ctx.fallbackId;
   let model = responseModel(undefined, ctx);
@@ -76,17 +90,22 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
       const c = asRecord(candidates[i]);
       const index = asNumber(c.index) ?? i;
       const state = open(index, out);
-      // Log probabilities go on this fragment's first text chunk.
-      let logprobs = c.logprobsResult === undefined ? null : fromGeminiLogprobs(c.logprobsResult);
-      for (const part of readCandidateParts(c)) {
-        if (part.kind === 'call') {
-          const call = toOpenAIToolCall(part, ctx, callIndex++);
-          out.push(delta(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }));
-        } else if (part.kind === 'thought') {
-          out.push(delta(index, { reasoning_content: part.text }));
-        } else {
-          out.push(delta(index, { content: part.text }, logprobs));
-          logprobs = null;
+      const text = c.logprobsResult === undefined ? onlyText(c) : undefined;
+      if (text !== undefined) {
+        out.push(delta(index, { content: text }));
+      } else {
+        // Log probabilities go on this fragment's first text chunk.
+        let logprobs = c.logprobsResult === undefined ? null : fromGeminiLogprobs(c.logprobsResult);
+        for (const part of readCandidateParts(c)) {
+          if (part.kind === 'call') {
+            const call = toOpenAIToolCall(part, ctx, callIndex++);
+            out.push(delta(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }));
+          } else if (part.kind === 'thought') {
+            out.push(delta(index, { reasoning_content: part.text }));
+          } else {
+            out.push(delta(index, { content: part.text }, logprobs));
+            logprobs = null;
+          }
         }
       }
       const finishReason = asString(c.finishReason);
