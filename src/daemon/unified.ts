@@ -238,9 +238,10 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
 }
 
 /**
- * Relays an upstream SSE response to the client: one write per upstream network chunk, made in
- * the body's 'data' handler, so nothing (no await, no microtask hop) sits between the bytes
- * arriving and `res.write`. While the client's socket is full, upstream is paused until 'drain'.
+ * Relays an upstream SSE response to the client: one write per upstream network chunk, made and
+ * flushed in the body's 'data' handler, so nothing (no await, no microtask hop, no accounting)
+ * sits between the bytes arriving and their write to the client's socket. While that socket is
+ * full, upstream is paused until 'drain'.
  * A client that leaves aborts the upstream request (handleUnified's controller), which ends the
  * body with an error; that, like the client closing during a drain wait, ends here as a 499.
  */
@@ -260,9 +261,19 @@ function relayStream(
       body.off('end', onEnd); // 'error' and 'close' stay handled: destroying the body emits them
     };
 
-    /** Writes `text` (if any), then calls `then(delivered)`: at once, or after 'drain' or 'close'. */
-    const send = (text: string, then: (delivered: boolean) => void): void => {
-      const sent = text ? write(res, text) : true;
+    /**
+     * Writes `text` and sends it now: res.write alone corks the socket until the next tick, which
+     * comes only after undici has unwound its parser; our own cork around it flushes right here.
+     */
+    const flush = (text: string): boolean | Promise<boolean> => {
+      const socket = res.socket;
+      socket?.cork();
+      const sent = write(res, text);
+      socket?.uncork();
+      return sent;
+    };
+    /** Calls `then(delivered)` when the write is done: at once, or after 'drain' or 'close'. */
+    const after = (sent: boolean | Promise<boolean>, then: (delivered: boolean) => void): void => {
       if (typeof sent === 'boolean') { then(sent); return; }
       body.pause();
       void sent.then(then);
@@ -285,30 +296,34 @@ function relayStream(
       resolve();
     };
 
+    const afterChunk = (delivered: boolean): void => {
+      if (settled) return;
+      if (!delivered) clientGone();
+      else if (body.isPaused()) body.resume();
+    };
+
     function onData(chunk: Buffer): void {
-      let text: string;
+      let sent: boolean | Promise<boolean> = true;
       let completed: boolean;
       try {
-        text = relay.push(chunk);
+        const text = relay.push(chunk);
         completed = relay.completed();
-        if (text) tracker.wrote(text.length, outputTokens);
+        if (text) {
+          sent = flush(text);
+          tracker.wrote(text.length, outputTokens); // after the write: the bytes go first
+        }
       } catch (err) { onError(err); return; }
-      if (completed) { settle(); send(text, finish); return; }
-      send(text, (delivered) => {
-        if (settled) return;
-        if (!delivered) clientGone();
-        else if (body.isPaused()) body.resume();
-      });
+      if (completed) { settle(); after(sent, finish); } else after(sent, afterChunk);
     }
     function onEnd(): void {
       if (abort.signal.aborted || res.destroyed) { clientGone(); return; }
-      let tail: string;
+      let sent: boolean | Promise<boolean> = true;
       try {
-        tail = relay.end();
-        if (tail) tracker.wrote(tail.length);
+        const tail = relay.end();
+        if (tail) { sent = flush(tail); tracker.wrote(tail.length); }
       } catch (err) { onError(err); return; }
       settle();
-      send(tail, finish);
+      after(sent, finish);
     }
     function onError(err: unknown): void {
       if (settled) return;
@@ -319,7 +334,7 @@ function relayStream(
       const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
       const frame = sseData(error);
       capture?.wrote(frame);
-      send(frame, () => {
+      after(flush(frame), () => {
         res.end();
         tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
         resolve();
