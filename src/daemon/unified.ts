@@ -237,11 +237,32 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
   };
 }
 
+let flushedThisTick = false;
+const endTick = (): void => { flushedThisTick = false; };
+
 /**
- * Relays an upstream SSE response to the client: one write per upstream network chunk, made and
- * flushed in the body's 'data' handler, so nothing (no await, no microtask hop, no accounting)
- * sits between the bytes arriving and their write to the client's socket. While that socket is
- * full, upstream is paused until 'drain'.
+ * `write`, sending the text at once when it is the first write of this tick. res.write alone holds
+ * what it writes (a socket cork) until the next tick, and from undici's 'data' event that comes
+ * only after undici has unwound its parser: a stream's chunk, a few ms after the last one, would
+ * wait for that. Writes that follow in the same tick (a busy daemon, several chunks read at once)
+ * are left to res.write's cork, which sends them together, so load makes no more syscalls.
+ */
+function writeNow(res: ServerResponse, text: string): boolean | Promise<boolean> {
+  if (flushedThisTick) return write(res, text);
+  flushedThisTick = true;
+  process.nextTick(endTick);
+  const socket = res.socket;
+  socket?.cork(); // res.write sees a corked socket and leaves the uncork to us
+  const sent = write(res, text);
+  socket?.uncork();
+  return sent;
+}
+
+/**
+ * Relays an upstream SSE response to the client: one write per upstream network chunk, made in
+ * the body's 'data' handler and sent at once (writeNow), so nothing (no await, no microtask hop,
+ * no accounting) sits between the bytes arriving and their write to the client's socket. While
+ * that socket is full, upstream is paused until 'drain'.
  * A client that leaves aborts the upstream request (handleUnified's controller), which ends the
  * body with an error; that, like the client closing during a drain wait, ends here as a 499.
  */
@@ -261,17 +282,6 @@ function relayStream(
       body.off('end', onEnd); // 'error' and 'close' stay handled: destroying the body emits them
     };
 
-    /**
-     * Writes `text` and sends it now: res.write alone corks the socket until the next tick, which
-     * comes only after undici has unwound its parser; our own cork around it flushes right here.
-     */
-    const flush = (text: string): boolean | Promise<boolean> => {
-      const socket = res.socket;
-      socket?.cork();
-      const sent = write(res, text);
-      socket?.uncork();
-      return sent;
-    };
     /** Calls `then(delivered)` when the write is done: at once, or after 'drain' or 'close'. */
     const after = (sent: boolean | Promise<boolean>, then: (delivered: boolean) => void): void => {
       if (typeof sent === 'boolean') { then(sent); return; }
@@ -309,8 +319,9 @@ function relayStream(
         const text = relay.push(chunk);
         completed = relay.completed();
         if (text) {
-          sent = flush(text);
-          tracker.wrote(text.length, outputTokens); // after the write: the bytes go first
+          // The stream's last text is followed by res.end(), which sends both together.
+          sent = completed ? write(res, text) : writeNow(res, text);
+          tracker.wrote(text.length, outputTokens);
         }
       } catch (err) { onError(err); return; }
       if (completed) { settle(); after(sent, finish); } else after(sent, afterChunk);
@@ -320,7 +331,7 @@ function relayStream(
       let sent: boolean | Promise<boolean> = true;
       try {
         const tail = relay.end();
-        if (tail) { sent = flush(tail); tracker.wrote(tail.length); }
+        if (tail) { sent = write(res, tail); tracker.wrote(tail.length); }
       } catch (err) { onError(err); return; }
       settle();
       after(sent, finish);
@@ -334,7 +345,7 @@ function relayStream(
       const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
       const frame = sseData(error);
       capture?.wrote(frame);
-      after(flush(frame), () => {
+      after(write(res, frame), () => {
         res.end();
         tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
         resolve();
@@ -344,6 +355,6 @@ function relayStream(
     body.on('end', onEnd);
     body.on('error', onError);
     // Closed with neither 'end' nor 'error' (what for-await reported as a premature close).
-    body.on('close', () => onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    body.on('close', () => { if (!settled) onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })); });
   });
 }
