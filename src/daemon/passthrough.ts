@@ -88,6 +88,7 @@ class NativeRelay implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private tap: UsageTap | undefined;
   private status = 0;
+  private streaming = false;
   private clientGone = false;
   private settled = false;
   private readonly outputTokens = () => this.tap?.outputTokens();
@@ -118,16 +119,24 @@ class NativeRelay implements Dispatcher.DispatchHandler {
     // A stream's headers go out now, as the provider sent them; any other response's headers leave
     // with its first body bytes, in one write.
     if (streaming) this.res.flushHeaders();
+    this.streaming = streaming;
     this.tap = createNativeUsageTap(this.provider, contentType);
     this.tracker.responseIsStream(streaming);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.res.destroyed) return;
+    // res.write corks the socket until the next tick, which comes only once undici has finished
+    // parsing what it read; a stream's chunk is uncorked here, so it leaves at once.
+    const socket = this.streaming ? this.res.socket : null;
+    socket?.cork();
+    const ok = this.res.write(chunk);
+    socket?.uncork();
+    // Accounting after the write: the bytes go first.
     this.tap?.push(chunk);
     this.capture?.wrote(chunk);
     this.tracker.wrote(chunk.length, this.tap ? this.outputTokens : undefined);
-    if (!this.res.write(chunk)) {
+    if (!ok) {
       controller.pause();
       this.res.once('drain', this.resumeUpstream);
     }
