@@ -61,7 +61,8 @@ interface Case { name: string; streams: Buffer[][]; relay: () => Relay }
 /** The relay of each provider, built the way handleUnified builds it (no include_usage). */
 async function casesOf(dir: string): Promise<Case[]> {
   const mod = (p: string) => import(pathToFileURL(join(dir, p)).href);
-  const unified = await mod('daemon/unified.js');
+  // The relays live in daemon/unified-stream.js (in daemon/unified.js in builds before the split).
+  const unified = await mod('daemon/unified-stream.js').catch(() => mod('daemon/unified.js'));
   const { translatorFor } = await mod('providers/index.js');
   const { createOpenAIStreamFilter } = await mod('providers/openai/stream.js');
   const anthropic = await translatorFor('anthropic');
