@@ -81,10 +81,31 @@ export async function* limitedBody(req: IncomingMessage, limit: number): AsyncGe
   }
 }
 
-/** Writes respecting backpressure; resolves false if the client went away. */
-export function write(res: ServerResponse, data: string | Uint8Array): Promise<boolean> | boolean {
+let flushedThisTick = false;
+const endTick = (): void => { flushedThisTick = false; };
+
+/**
+ * `res.write`, sending the data at once when it is the first write of this tick (streams). res.write
+ * alone holds what it writes (a socket cork) until the next tick, and from undici's callbacks that
+ * comes only after undici has unwound its parser: a stream's chunk would wait for that. Writes that
+ * follow in the same tick (a busy daemon, several chunks read at once) are left to res.write's
+ * cork, which sends them together, so load makes no more syscalls. Returns res.write's answer.
+ */
+export function writeNow(res: ServerResponse, data: string | Uint8Array): boolean {
+  if (flushedThisTick) return res.write(data);
+  flushedThisTick = true;
+  process.nextTick(endTick);
+  const socket = res.socket;
+  socket?.cork(); // res.write sees a corked socket and leaves the uncork to us
+  const ok = res.write(data);
+  socket?.uncork();
+  return ok;
+}
+
+/** Writes respecting backpressure (`now`: sent at once, see writeNow); resolves false if the client went away. */
+export function write(res: ServerResponse, data: string | Uint8Array, now = false): Promise<boolean> | boolean {
   if (res.destroyed) return false;
-  if (res.write(data)) return true;
+  if (now ? writeNow(res, data) : res.write(data)) return true;
   return new Promise((resolve) => {
     const done = (ok: boolean) => { res.off('drain', onDrain); res.off('close', onClose); resolve(ok); };
     const onDrain = () => done(true);

@@ -8,7 +8,7 @@ import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError, sendError } from './errors.js';
-import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam } from './http-util.js';
+import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, writeNow } from './http-util.js';
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
@@ -126,12 +126,8 @@ class NativeRelay implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.res.destroyed) return;
-    // res.write corks the socket until the next tick, which comes only once undici has finished
-    // parsing what it read; a stream's chunk is uncorked here, so it leaves at once.
-    const socket = this.streaming ? this.res.socket : null;
-    socket?.cork();
-    const ok = this.res.write(chunk);
-    socket?.uncork();
+    // A stream's chunk leaves at once; a whole answer's bytes go with its end.
+    const ok = this.streaming ? writeNow(this.res, chunk) : this.res.write(chunk);
     // Accounting after the write: the bytes go first.
     this.tap?.push(chunk);
     this.capture?.wrote(chunk);

@@ -112,30 +112,9 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
   };
 }
 
-let flushedThisTick = false;
-const endTick = (): void => { flushedThisTick = false; };
-
-/**
- * `write`, sending the text at once when it is the first write of this tick. res.write alone holds
- * what it writes (a socket cork) until the next tick, and from undici's 'data' event that comes
- * only after undici has unwound its parser: a stream's chunk, a few ms after the last one, would
- * wait for that. Writes that follow in the same tick (a busy daemon, several chunks read at once)
- * are left to res.write's cork, which sends them together, so load makes no more syscalls.
- */
-function writeNow(res: ServerResponse, text: string): boolean | Promise<boolean> {
-  if (flushedThisTick) return write(res, text);
-  flushedThisTick = true;
-  process.nextTick(endTick);
-  const socket = res.socket;
-  socket?.cork(); // res.write sees a corked socket and leaves the uncork to us
-  const sent = write(res, text);
-  socket?.uncork();
-  return sent;
-}
-
 /**
  * Relays an upstream SSE response to the client: one write per upstream network chunk, made in
- * the body's 'data' handler and sent at once (writeNow), so nothing (no await, no microtask hop,
+ * the body's 'data' handler and sent at once (write with `now`, see http-util's writeNow), so nothing (no await, no microtask hop,
  * no accounting) sits between the bytes arriving and their write to the client's socket. While
  * that socket is full, upstream is paused until 'drain'.
  * A client that leaves aborts the upstream request (handleUnified's controller), which ends the
@@ -195,7 +174,7 @@ export function relayStream(
         completed = relay.completed();
         if (text) {
           // The stream's last text is followed by res.end(), which sends both together.
-          sent = completed ? write(res, text) : writeNow(res, text);
+          sent = write(res, text, !completed);
           tracker.wrote(text.length, outputTokens);
         }
       } catch (err) { onError(err); return; }
