@@ -162,23 +162,35 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
       complete: () => complete,
     };
   }
-  if (contentType.includes('json')) {
-    const parts: Buffer[] = [];
-    let size = 0;
-    let parsed = false;
-    const finish = () => {
-      if (parsed) return;
-      parsed = true;
-      if (size > 0 && size <= JSON_CAP) model = usageFromJsonBody(provider, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), usage);
-      parts.length = 0;
-    };
-    return {
-      push(chunk) { size += chunk.length; if (size <= JSON_CAP) parts.push(chunk); },
-      outputTokens() { return undefined; },
-      usage() { finish(); return usage; },
-      model() { finish(); return model; },
-      complete: () => false,
-    };
-  }
+  if (contentType.includes('json')) return new JsonUsageTap(provider);
   return undefined;
+}
+
+/** A whole JSON answer: its bytes are kept (up to JSON_CAP) and read once, when asked. */
+class JsonUsageTap implements UsageTap {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private read = false;
+  private readonly found: TokenUsage = {};
+  private foundModel: string | null = null;
+
+  constructor(private readonly provider: ProviderId) {}
+
+  push(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size <= JSON_CAP) this.parts.push(chunk);
+  }
+
+  outputTokens(): number | undefined { return undefined; }
+  usage(): TokenUsage { this.finish(); return this.found; }
+  model(): string | null { this.finish(); return this.foundModel; }
+  complete(): boolean { return false; }
+
+  private finish(): void {
+    if (this.read) return;
+    this.read = true;
+    const { parts, size } = this;
+    if (size > 0 && size <= JSON_CAP) this.foundModel = usageFromJsonBody(this.provider, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), this.found);
+    this.parts = [];
+  }
 }

@@ -97,8 +97,25 @@ export function bareModel(model: string): string {
 // Release-date suffixes providers append to a model's id: -20250929, -2024-08-06, @20240620, -latest.
 const DATED = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$/;
 
-export function findPrice(table: PriceTable, provider: ProviderId, model: string | null): { key: string; price: ModelPrice } | undefined {
+type Found = { key: string; price: ModelPrice } | undefined;
+
+// Lookups per table, keyed by `provider/model` as recorded: a busy daemon asks for the same few
+// models on every request, and the regexes below cost more than the cost they find.
+const lookups = new WeakMap<PriceTable, Map<string, Found>>();
+
+export function findPrice(table: PriceTable, provider: ProviderId, model: string | null): Found {
   if (!model) return undefined;
+  let cache = lookups.get(table);
+  if (!cache) { cache = new Map(); lookups.set(table, cache); }
+  const k = `${provider}/${model}`;
+  if (cache.has(k)) return cache.get(k);
+  const found = lookupPrice(table, provider, model);
+  if (cache.size >= 4096) cache.clear();
+  cache.set(k, found);
+  return found;
+}
+
+function lookupPrice(table: PriceTable, provider: ProviderId, model: string): Found {
   const bare = bareModel(model);
   for (const candidate of [bare, bare.replace(DATED, '')]) {
     const key = `${provider}/${candidate}`;
