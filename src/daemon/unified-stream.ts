@@ -11,6 +11,7 @@ import type { TokenUsage } from './events.js';
 import { write } from './http-util.js';
 import { createChunkWriter, SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
+import type { BodySink } from './unified-call.js';
 import { upstreamFailure } from './upstream.js';
 
 /** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too). */
@@ -112,103 +113,109 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
   };
 }
 
+/** After the client has everything, a provider may still send this much, read and dropped, before its connection is closed. */
+const DUMP_LIMIT = 64 * 1024;
+
 /**
- * Relays an upstream SSE response to the client: one write per upstream network chunk, made in
- * the body's 'data' handler and sent at once (write with `now`, see http-util's writeNow), so nothing (no await, no microtask hop,
- * no accounting) sits between the bytes arriving and their write to the client's socket. While
- * that socket is full, upstream is paused until 'drain'.
- * A client that leaves aborts the upstream request (handleUnified's controller), which ends the
- * body with an error; that, like the client closing during a drain wait, ends here as a 499.
+ * Relays an upstream SSE response to the client from undici's callbacks (unified-call.ts): one
+ * write per upstream network chunk, made as the chunk arrives and sent at once (write with `now`,
+ * see http-util's writeNow), so nothing (no await, no microtask hop, no accounting) sits between
+ * the bytes arriving and their write to the client's socket. While that socket is full, upstream
+ * is paused until 'drain'. A client that leaves (upstream aborted, or closed during a drain wait)
+ * ends as a 499. Calls `done` once the outcome is accounted.
  */
-export function relayStream(
-  ctx: DaemonContext, provider: ProviderId, upstream: Dispatcher.ResponseData, res: ServerResponse,
-  abort: AbortController, tracker: RequestTracker, plainRelay: StreamRelay, model: string, capture?: BodyCapture,
-): Promise<void> {
+export function createRelaySink(
+  ctx: DaemonContext, provider: ProviderId, res: ServerResponse, tracker: RequestTracker,
+  plainRelay: StreamRelay, model: string, capture: BodyCapture | undefined, done: () => void,
+): BodySink {
   const relay = capture ? capturing(plainRelay, capture) : plainRelay;
-  const body = upstream.body;
   const outputTokens = (): number => relay.outputTokens();
-  return new Promise<void>((resolve) => {
-    /** Set once the outcome is known; later body events are ignored. */
-    let settled = false;
-    const settle = (): void => {
-      settled = true;
-      body.off('data', onData);
-      body.off('end', onEnd); // 'error' and 'close' stay handled: destroying the body emits them
-    };
+  let controller: Dispatcher.DispatchController | undefined;
+  /** Set once the outcome is known; later upstream bytes are read and dropped. */
+  let settled = false;
+  let dropped = 0;
 
-    /** Calls `then(delivered)` when the write is done: at once, or after 'drain' or 'close'. */
-    const after = (sent: boolean | Promise<boolean>, then: (delivered: boolean) => void): void => {
-      if (typeof sent === 'boolean') { then(sent); return; }
-      body.pause();
-      void sent.then(then);
-    };
-    /** The client has everything: end its stream, let the connection go back to the pool, account. */
-    const finish = (): void => {
+  /** Calls `then(delivered)` when the write is done: at once, or after 'drain' or 'close'. */
+  const after = (sent: boolean | Promise<boolean>, then: (delivered: boolean) => void): void => {
+    if (typeof sent === 'boolean') { then(sent); return; }
+    controller?.pause();
+    void sent.then(then);
+  };
+  /** The client has everything: end its stream, let the connection go back to the pool, account. */
+  const finish = (): void => {
+    res.end();
+    // Whatever the provider still sends after its last event is read and dropped (see data), so
+    // the pooled connection can be reused.
+    controller?.resume();
+    const failed = relay.failed();
+    if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
+    else tracker.finish(200, usageToTokens(relay.usage()), model);
+    done();
+  };
+  const clientGone = (): void => {
+    settled = true;
+    controller?.abort(new Error('client closed the connection'));
+    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
+    done();
+  };
+  const afterChunk = (delivered: boolean): void => {
+    if (settled) return;
+    if (!delivered) clientGone();
+    else controller?.resume();
+  };
+
+  const onData = (chunk: Buffer): void => {
+    let sent: boolean | Promise<boolean> = true;
+    let completed: boolean;
+    try {
+      const text = relay.push(chunk);
+      completed = relay.completed();
+      if (text) {
+        // The stream's last text is followed by res.end(), which sends both together.
+        sent = write(res, text, !completed);
+        tracker.wrote(text.length, outputTokens);
+      }
+    } catch (err) { onError(err); return; }
+    if (completed) { settled = true; after(sent, finish); } else after(sent, afterChunk);
+  };
+  const onEnd = (): void => {
+    if (res.destroyed) { clientGone(); return; }
+    let sent: boolean | Promise<boolean> = true;
+    try {
+      const tail = relay.end();
+      if (tail) { sent = write(res, tail); tracker.wrote(tail.length); }
+    } catch (err) { onError(err); return; }
+    settled = true;
+    after(sent, finish);
+  };
+  /** Upstream failed, or translating threw: one error event, then the end. */
+  const onError = (err: unknown): void => {
+    if (res.destroyed) { clientGone(); return; }
+    settled = true;
+    controller?.abort(err instanceof Error ? err : new Error(String(err))); // no-op once upstream has failed
+    const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
+    const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
+    const frame = sseData(error);
+    capture?.wrote(frame);
+    after(write(res, frame), () => {
       res.end();
-      // Whatever the provider still sends after its last event is read and dropped, so the pooled
-      // connection can be reused; a provider that keeps talking gets its connection closed.
-      body.dump({ limit: 64 * 1024 }).catch(() => {});
-      const failed = relay.failed();
-      if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
-      else tracker.finish(200, usageToTokens(relay.usage()), model);
-      resolve();
-    };
-    const clientGone = (): void => {
-      settle();
-      body.destroy();
-      tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
-      resolve();
-    };
+      tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
+      done();
+    });
+  };
 
-    const afterChunk = (delivered: boolean): void => {
+  return {
+    data(c, chunk) {
+      controller = c;
+      if (!settled) { onData(chunk); return; }
+      dropped += chunk.length;
+      // A provider that keeps talking after its last event gets its connection closed.
+      if (dropped > DUMP_LIMIT) c.abort(new Error('the provider kept sending after its last event'));
+    },
+    end() { if (!settled) onEnd(); },
+    error(err, gone) {
       if (settled) return;
-      if (!delivered) clientGone();
-      else if (body.isPaused()) body.resume();
-    };
-
-    function onData(chunk: Buffer): void {
-      let sent: boolean | Promise<boolean> = true;
-      let completed: boolean;
-      try {
-        const text = relay.push(chunk);
-        completed = relay.completed();
-        if (text) {
-          // The stream's last text is followed by res.end(), which sends both together.
-          sent = write(res, text, !completed);
-          tracker.wrote(text.length, outputTokens);
-        }
-      } catch (err) { onError(err); return; }
-      if (completed) { settle(); after(sent, finish); } else after(sent, afterChunk);
-    }
-    function onEnd(): void {
-      if (abort.signal.aborted || res.destroyed) { clientGone(); return; }
-      let sent: boolean | Promise<boolean> = true;
-      try {
-        const tail = relay.end();
-        if (tail) { sent = write(res, tail); tracker.wrote(tail.length); }
-      } catch (err) { onError(err); return; }
-      settle();
-      after(sent, finish);
-    }
-    function onError(err: unknown): void {
-      if (settled) return;
-      if (abort.signal.aborted || res.destroyed) { clientGone(); return; }
-      settle();
-      body.destroy();
-      const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
-      const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-      const frame = sseData(error);
-      capture?.wrote(frame);
-      after(write(res, frame), () => {
-        res.end();
-        tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
-        resolve();
-      });
-    }
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
-    // Closed with neither 'end' nor 'error' (what for-await reported as a premature close).
-    body.on('close', () => { if (!settled) onError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })); });
-  });
+      if (gone) clientGone(); else onError(err);
+    },
+  };
 }

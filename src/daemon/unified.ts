@@ -16,7 +16,8 @@ import { GatewayError } from './errors.js';
 import { readBody } from './http-util.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
 import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
-import { createOpenAIRelay, createTranslatedRelay, relayStream, usageToTokens } from './unified-stream.js';
+import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
+import { createOpenAIRelay, createRelaySink, createTranslatedRelay, usageToTokens } from './unified-stream.js';
 
 export { handleModels } from './models-list.js';
 
@@ -75,25 +76,32 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   });
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
-  const abort = new AbortController();
-  res.on('close', () => { if (!res.writableFinished) abort.abort(); });
+  // A 2xx stream goes to the relay from undici's callbacks as soon as its headers arrive.
+  const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+    const relay = translator
+      ? createTranslatedRelay(translator.createStreamTranslator(tctx))
+      : createOpenAIRelay(createOpenAIStreamFilter(clientWantsUsage));
+    return createRelaySink(ctx, route.provider, res, tracker, relay, route.model, capture, done);
+  };
 
-  let upstream;
+  let upstream: CallOutcome;
   try {
-    upstream = await ctx.upstreams.request(route.provider, {
+    upstream = await callUpstream(ctx.upstreams.dispatcher(route.provider), {
       method: 'POST', path: call.path, body: JSON.stringify(call.body),
-      headers: gatewayCallHeaders(route.provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }), signal: abort.signal,
-    });
+      headers: gatewayCallHeaders(route.provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
+    }, res, openStream);
   } catch (err) {
-    if (abort.signal.aborted) { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
-    const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
+    const ge = err instanceof GatewayError ? err : upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
     tracker.fail(ge.status, ge.code, ge.message);
     throw ge;
   }
+  if (upstream.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
+  if (upstream.kind === 'streamed') return;
 
-  const status = upstream.statusCode;
+  const { status, text } = upstream;
   if (status >= 400) {
-    const text = await upstream.body.text().catch(() => '');
     const mapped = translator ? translator.fromError(status, text) : fromOpenAIError(status, text);
     const extra: Record<string, string> = {};
     const retryAfter = upstream.headers['retry-after'];
@@ -103,33 +111,23 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     return;
   }
 
-  if (!stream) {
-    const text = await upstream.body.text();
-    let json: unknown;
-    try { json = JSON.parse(text); } catch {
-      const ge = new GatewayError('upstream_unreachable', `${route.provider} sent a response that is not JSON`);
-      tracker.fail(ge.status, ge.code, ge.message);
-      throw ge;
-    }
-    if (translator) {
-      const out = translator.fromResponse(json, tctx);
-      tracker.wrote(sendJson(res, 200, out, {}, capture));
-      tracker.finish(200, usageToTokens(out.usage), out.model);
-    } else {
-      // OpenAI: the answer is already in the unified format; send its bytes unchanged.
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-      capture?.wrote(text);
-      tracker.wrote(text.length);
-      const j = json as { usage?: OpenAIUsage; model?: string };
-      tracker.finish(200, usageToTokens(j.usage), j.model ?? null);
-    }
-    return;
+  let json: unknown;
+  try { json = JSON.parse(text); } catch {
+    const ge = new GatewayError('upstream_unreachable', `${route.provider} sent a response that is not JSON`);
+    tracker.fail(ge.status, ge.code, ge.message);
+    throw ge;
   }
-
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  res.flushHeaders();
-  await relayStream(ctx, route.provider, upstream, res, abort, tracker, translator
-    ? createTranslatedRelay(translator.createStreamTranslator(tctx))
-    : createOpenAIRelay(createOpenAIStreamFilter(clientWantsUsage)), route.model, capture);
+  if (translator) {
+    const out = translator.fromResponse(json, tctx);
+    tracker.wrote(sendJson(res, 200, out, {}, capture));
+    tracker.finish(200, usageToTokens(out.usage), out.model);
+  } else {
+    // OpenAI: the answer is already in the unified format; send its bytes unchanged.
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    capture?.wrote(text);
+    tracker.wrote(text.length);
+    const j = json as { usage?: OpenAIUsage; model?: string };
+    tracker.finish(200, usageToTokens(j.usage), j.model ?? null);
+  }
 }
