@@ -96,3 +96,31 @@ describe('mid-stream errors', () => {
     } finally { gw.mocks.gemini.setHandler(undefined); }
   });
 });
+
+describe('client disconnect on a whole answer', () => {
+  const cases: Array<{ name: string; reply: MockReply }> = [
+    { name: 'before the provider answers', reply: { hang: true } },
+    { name: 'while its body is being read', reply: { headers: { 'content-type': 'application/json' }, chunks: ['{"id":"r1",', '"object":"x"}'], delayMs: 1000 } },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: aborts the upstream request and is recorded as 499`, async () => {
+      const failed: Array<{ status: number }> = [];
+      const off = gw.daemon.ctx.bus.subscribe((e) => { if (e.type === 'failed') failed.push(e); });
+      gw.mocks.openai.setHandler(() => c.reply);
+      try {
+        const before = gw.mocks.openai.requests.length;
+        const ac = new AbortController();
+        const r = fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: JSON.stringify({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'x' }] }), signal: ac.signal });
+        const deadline = Date.now() + 2000;
+        while (gw.mocks.openai.requests.length === before && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+        await new Promise((res) => setTimeout(res, 100));
+        ac.abort();
+        await r.catch(() => {});
+        const rec = gw.mocks.openai.requests[before]!;
+        while ((!rec.aborted || failed.length === 0) && Date.now() < deadline + 1000) await new Promise((res) => setTimeout(res, 20));
+        expect(rec.aborted).toBe(true);
+        expect(failed.map((e) => e.status)).toEqual([499]);
+      } finally { gw.mocks.openai.setHandler(undefined); off(); }
+    });
+  }
+});
