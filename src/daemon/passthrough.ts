@@ -12,7 +12,7 @@ import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedB
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { setProviderAuth, upstreamFailure } from './upstream.js';
+import { ClientBoundCall, setProviderAuth, upstreamFailure } from './upstream.js';
 import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
 
 
@@ -84,13 +84,10 @@ export async function handleNative(
  * Settles once the exchange is over: resolves, or rejects with the error the client should see
  * when nothing was sent to it yet.
  */
-class NativeRelay implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+class NativeRelay extends ClientBoundCall {
   private tap: UsageTap | undefined;
   private status = 0;
   private streaming = false;
-  private clientGone = false;
-  private settled = false;
   private readonly outputTokens = () => this.tap?.outputTokens();
   private readonly resumeUpstream = () => this.controller?.resume();
 
@@ -99,16 +96,7 @@ class NativeRelay implements Dispatcher.DispatchHandler {
     private readonly origin: string, private readonly stream: boolean, private readonly model: string | null,
     private readonly capture: BodyCapture | undefined, private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
   ) {
-    res.on('close', () => {
-      if (res.writableFinished || this.settled) return;
-      this.clientGone = true;
-      this.controller?.abort(new Error('client closed the connection'));
-    });
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.clientGone) controller.abort(new Error('client closed the connection'));
+    super(res);
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

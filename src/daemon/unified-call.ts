@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from './errors.js';
+import { ClientBoundCall } from './upstream.js';
 
 /** A JSON answer this large is not a chat completion; an error body needs far less. */
 const ANSWER_LIMIT = 64 * 1024 * 1024;
@@ -28,8 +29,6 @@ export type CallOutcome =
 /** Opens a 2xx stream's sink once its headers arrive; `done` is called when the sink has settled. */
 export type OpenStream = (done: () => void) => BodySink;
 
-const clientClosed = (): Error => new Error('client closed the connection');
-
 /**
  * Makes one upstream call and settles with its outcome. Rejects when there is no answer to give:
  * with the transport error (for upstreamFailure to map) before the response or mid-way through a
@@ -43,37 +42,25 @@ export function callUpstream(
   });
 }
 
-class UpstreamCall implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+class UpstreamCall extends ClientBoundCall {
   private sink: BodySink | undefined;
   private status = 0;
   private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
   private size = 0;
   private limit = ANSWER_LIMIT;
-  private clientGone = false;
-  private settled = false;
 
   constructor(
     res: ServerResponse, private readonly openStream: OpenStream | undefined,
     private readonly resolve: (o: CallOutcome) => void, private readonly reject: (e: unknown) => void,
   ) {
-    res.on('close', () => {
-      if (res.writableFinished || this.settled) return;
-      this.clientGone = true;
-      this.controller?.abort(clientClosed());
-    });
+    super(res);
   }
 
   private settle(outcome: CallOutcome | undefined, err?: unknown): void {
     if (this.settled) return;
     this.settled = true;
     if (outcome) this.resolve(outcome); else this.reject(err);
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.clientGone) controller.abort(clientClosed());
   }
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

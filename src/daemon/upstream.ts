@@ -1,5 +1,6 @@
 // The upstream HTTP client: one pooled undici dispatcher per provider origin, with the daemon's
 // timeouts, and the mapping of transport failures to gateway errors (502 unreachable, 504 timeout).
+import type { ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
@@ -105,4 +106,28 @@ export function upstreamFailure(provider: ProviderId, origin: string, err: unkno
   if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for 5 minutes`);
   const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
   return new GatewayError('upstream_unreachable', `cannot reach ${name} at ${origin}${code ? ` (${code})` : ''}`);
+}
+
+/**
+ * The part every upstream call of a client request shares: a client that goes away before the
+ * exchange is settled aborts the upstream request through undici's controller, or, when undici
+ * has not started the request yet, as soon as it does.
+ */
+export abstract class ClientBoundCall implements Dispatcher.DispatchHandler {
+  protected controller: Dispatcher.DispatchController | undefined;
+  protected clientGone = false;
+  protected settled = false;
+
+  constructor(res: ServerResponse) {
+    res.on('close', () => {
+      if (res.writableFinished || this.settled) return;
+      this.clientGone = true;
+      this.controller?.abort(new Error('client closed the connection'));
+    });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone) controller.abort(new Error('client closed the connection'));
+  }
 }
