@@ -183,6 +183,22 @@ describe('toAnthropicRequest: parameters', () => {
     expect(err.message).toMatch(/Anthropic/);
   });
 
+  it('does not send temperature, top_p or top_k to Claude models after Opus 4.6, which fix their own sampling', () => {
+    const sampling = { temperature: 0.2, top_p: 0.5, top_k: 40 } as Partial<ChatCompletionRequest>;
+    for (const model of ['claude-opus-5', 'claude-sonnet-5', 'claude-fable-5', 'claude-mythos-5', 'claude-opus-4-8', 'claude-opus-4-7', 'claude-mythos-preview', 'claude-opus-5-20260724', 'claude-opus-6']) {
+      const b = toAnthropicRequest({ model: `anthropic/${model}`, messages: [{ role: 'user', content: 'hi' }], ...sampling }, { ...ctx, model }).body;
+      expect([model, b]).toEqual([model, expect.not.objectContaining({ temperature: expect.anything() })]);
+      expect(b).not.toHaveProperty('top_p');
+      expect(b).not.toHaveProperty('top_k');
+    }
+    for (const model of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-haiku-4-5', 'claude-sonnet-4-5-20250929', 'claude-3-7-sonnet-20250219']) {
+      const b = toAnthropicRequest({ model: `anthropic/${model}`, messages: [{ role: 'user', content: 'hi' }], ...sampling }, { ...ctx, model }).body;
+      expect(b).toMatchObject({ temperature: 0.2, top_p: 0.5, top_k: 40 });
+    }
+    // Out of range is still an error the client should see, whatever the model.
+    expect(translationError(() => toAnthropicRequest({ model: 'anthropic/claude-opus-5', messages: [{ role: 'user', content: 'hi' }], temperature: 1.5 }, { ...ctx, model: 'claude-opus-5' })).param).toBe('temperature');
+  });
+
   it('maps user (or else safety_identifier) to metadata.user_id', () => {
     expect(body({ user: 'u1', safety_identifier: 's1' }).metadata).toEqual({ user_id: 'u1' });
     expect(body({ safety_identifier: 's1' }).metadata).toEqual({ user_id: 's1' });

@@ -7,6 +7,7 @@ import { isRecord } from '../shared/lenient-json.js';
 import { assertAnthropicCanHonour } from './fields.js';
 import { defaultMaxTokens } from './max-tokens.js';
 import { toAnthropicMessages } from './messages.js';
+import { fixedSampling } from './sampling.js';
 import { toAnthropicTools } from './tools.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -43,9 +44,14 @@ export function toAnthropicRequest(req: ChatCompletionRequest, ctx: TranslateCon
   };
   if (system.length > 0) body.system = system;
   body.messages = messages;
-  if (req.temperature !== undefined && req.temperature !== null) body.temperature = toTemperature(req.temperature);
-  if (req.top_p !== undefined && req.top_p !== null) body.top_p = req.top_p;
-  if (typeof req.top_k === 'number') body.top_k = req.top_k; // non-standard, as LiteLLM/Portkey accept it
+  if (req.temperature !== undefined && req.temperature !== null) {
+    const t = toTemperature(req.temperature);
+    if (!fixedSampling(ctx.model)) body.temperature = t;
+  }
+  if (!fixedSampling(ctx.model)) {
+    if (req.top_p !== undefined && req.top_p !== null) body.top_p = req.top_p;
+    if (typeof req.top_k === 'number') body.top_k = req.top_k; // non-standard, as LiteLLM/Portkey accept it
+  }
   const stop = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
   if (stop.length > 0) body.stop_sequences = stop;
   Object.assign(body, toAnthropicTools(req));
