@@ -11,46 +11,12 @@
 // Usage: node bench/fast-mock.ts [port] [events] [delayMs]   → prints {"port":N} on stdout.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicJson, geminiJson, mockStreams, openaiJson } from './mock-answers.ts';
 
 const port = Number(process.argv[2] ?? 0);
 const EVENTS = Math.max(4, Number(process.argv[3] ?? 20));
 const DELAY_MS = Number(process.argv[4] ?? 5);
-const TEXT = 'Hello from the bench mock.';
-
-const openaiJson = Buffer.from(JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1767225600, model: 'gpt-5.4',
-  choices: [{ index: 0, message: { role: 'assistant', content: TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 },
-}));
-const anthropicJson = Buffer.from(JSON.stringify({
-  id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-opus-5', content: [{ type: 'text', text: TEXT }],
-  stop_reason: 'end_turn', stop_sequence: null,
-  usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 6 },
-}));
-const geminiResponse = (text: string, n: number, finish?: string) => ({
-  candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
-  usageMetadata: { promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n }, modelVersion: 'gemini-3.5-flash', responseId: 'resp-bench',
-});
-const geminiJson = Buffer.from(JSON.stringify(geminiResponse(TEXT, 6, 'STOP')));
-
-// Streams: exactly EVENTS SSE events each.
-const openaiChunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1767225600, model: 'gpt-5.4', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-const openaiStream = [
-  openaiChunk({ role: 'assistant', content: '' }, null),
-  ...Array.from({ length: EVENTS - 3 }, (_, i) => openaiChunk({ content: `tok${i}@%TS% ` }, null)),
-  openaiChunk({}, 'stop'),
-  'data: [DONE]\n\n',
-];
-const aev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const anthropicStream = [
-  aev('message_start', { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-opus-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } }),
-  aev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-  ...Array.from({ length: EVENTS - 5 }, (_, i) => aev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `tok${i}@%TS% ` } })),
-  aev('content_block_stop', { type: 'content_block_stop', index: 0 }),
-  aev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: EVENTS - 5 } }),
-  aev('message_stop', { type: 'message_stop' }),
-];
-const geminiStream = Array.from({ length: EVENTS }, (_, i) => `data: ${JSON.stringify(geminiResponse(`tok${i}@%TS% `, i + 1, i === EVENTS - 1 ? 'STOP' : undefined))}\r\n\r\n`);
+const streams = mockStreams(EVENTS);
 
 const JSON_HEADERS = (n: number) => ['content-type', 'application/json', 'content-length', String(n)];
 const SSE_HEADERS = ['content-type', 'text/event-stream', 'cache-control', 'no-cache'];
@@ -73,13 +39,13 @@ function answer(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   const url = req.url ?? '/';
   const stream = body.indexOf(STREAM_MARK) !== -1;
   if (url.startsWith('/v1/chat/completions')) {
-    if (stream) sendStream(res, openaiStream);
+    if (stream) sendStream(res, streams.openai);
     else res.writeHead(200, JSON_HEADERS(openaiJson.length)).end(openaiJson);
   } else if (url.startsWith('/v1/messages')) {
-    if (stream) sendStream(res, anthropicStream);
+    if (stream) sendStream(res, streams.anthropic);
     else res.writeHead(200, JSON_HEADERS(anthropicJson.length)).end(anthropicJson);
   } else if (url.includes(':streamGenerateContent')) {
-    sendStream(res, geminiStream);
+    sendStream(res, streams.gemini);
   } else if (url.includes(':generateContent')) {
     res.writeHead(200, JSON_HEADERS(geminiJson.length)).end(geminiJson);
   } else {

@@ -3,15 +3,11 @@
 // Usage: node bench/hello.ts [port]   → prints {"port":N,"pid":P} on stdout.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openaiJson } from './mock-answers.ts';
 
-const body = Buffer.from(JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1767225600, model: 'gpt-5.4',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the bench mock.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 },
-}));
 const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
   req.resume();
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); });
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': openaiJson.length }); res.end(openaiJson); });
 });
 server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port, pid: process.pid }) + '\n');

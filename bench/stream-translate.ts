@@ -1,7 +1,7 @@
 // Micro-benchmark of the unified relay's per-chunk work: one upstream network chunk (a Buffer
 // holding one SSE event, as the bench mock sends them) → SseParser → stream translator → the text
-// the daemon writes. Runs the mock's exact streams (reproduced from bench/fast-mock.ts, which
-// starts a server on import) through a built relay and prints µs per upstream chunk.
+// the daemon writes. Runs the mock's exact streams (bench/mock-answers.ts) through a built relay
+// and prints µs per upstream chunk.
 //   hot (default): streams back to back, so V8 has optimised everything: the CPU cost.
 //   --paced: like the bench's stream rounds (c=1, chunks 5 ms apart, providers alternating stream
 //     by stream, 3 warm-up streams then --rounds more, each chunk timed alone). The code barely
@@ -16,6 +16,7 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './lib.ts';
+import { mockStreams } from './mock-answers.ts';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): string => { const i = argv.indexOf(name); return i === -1 ? def : argv[i + 1]!; };
@@ -27,33 +28,13 @@ const MAX_STREAMS = Number(opt('--streams', '20000'));
 const MAX_SECONDS = Number(opt('--seconds', '5'));
 const EVENTS = 20;
 
-// The mock's streams (bench/fast-mock.ts), with `%TS%` left in for a per-stream timestamp.
-const openaiChunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1767225600, model: 'gpt-5.4', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-const openaiStream = [
-  openaiChunk({ role: 'assistant', content: '' }, null),
-  ...Array.from({ length: EVENTS - 3 }, (_, i) => openaiChunk({ content: `tok${i}@%TS% ` }, null)),
-  openaiChunk({}, 'stop'),
-  'data: [DONE]\n\n',
-];
-const aev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const anthropicStream = [
-  aev('message_start', { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-opus-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } }),
-  aev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-  ...Array.from({ length: EVENTS - 5 }, (_, i) => aev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `tok${i}@%TS% ` } })),
-  aev('content_block_stop', { type: 'content_block_stop', index: 0 }),
-  aev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: EVENTS - 5 } }),
-  aev('message_stop', { type: 'message_stop' }),
-];
-const geminiResponse = (text: string, n: number, finish?: string) => ({
-  candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
-  usageMetadata: { promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n }, modelVersion: 'gemini-3.5-flash', responseId: 'resp-bench',
-});
-const geminiStream = Array.from({ length: EVENTS }, (_, i) => `data: ${JSON.stringify(geminiResponse(`tok${i}@%TS% `, i + 1, i === EVENTS - 1 ? 'STOP' : undefined))}\r\n\r\n`);
+// The mock's streams, with `%TS%` left in for a per-stream timestamp.
+const mock = mockStreams(EVENTS);
 
 /** A few copies of each stream with different timestamps, as fresh Buffers like the socket gives. */
 const variants = (events: string[]): Buffer[][] =>
   Array.from({ length: 16 }, (_, k) => events.map((e) => Buffer.from(e.replace('%TS%', String(1_234_567_890_123_456n + BigInt(k) * 7_919n)))));
-const STREAMS = { openai: variants(openaiStream), anthropic: variants(anthropicStream), gemini: variants(geminiStream) };
+const STREAMS = { openai: variants(mock.openai), anthropic: variants(mock.anthropic), gemini: variants(mock.gemini) };
 
 interface Relay { push(chunk: Buffer): string; end(): string; completed(): boolean }
 interface Case { name: string; streams: Buffer[][]; relay: () => Relay }
