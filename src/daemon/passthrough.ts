@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
-import { GatewayError, sendError } from './errors.js';
+import { GatewayError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, writeNow } from './http-util.js';
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
