@@ -44,11 +44,12 @@ export function toAnthropicRequest(req: ChatCompletionRequest, ctx: TranslateCon
   };
   if (system.length > 0) body.system = system;
   body.messages = messages;
+  const fixed = fixedSampling(ctx.model);
   if (req.temperature !== undefined && req.temperature !== null) {
-    const t = toTemperature(req.temperature);
-    if (!fixedSampling(ctx.model)) body.temperature = t;
+    const t = toTemperature(req.temperature); // out of range is an error for every model
+    if (!fixed) body.temperature = t;
   }
-  if (!fixedSampling(ctx.model)) {
+  if (!fixed) {
     if (req.top_p !== undefined && req.top_p !== null) body.top_p = req.top_p;
     if (typeof req.top_k === 'number') body.top_k = req.top_k; // non-standard, as LiteLLM/Portkey accept it
   }
