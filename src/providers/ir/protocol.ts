@@ -1,0 +1,70 @@
+// The two faces of a wire protocol module (HUB.md): the client side parses a door's request into
+// the IR and renders IR answers, streams and errors in the door's shape; the provider side builds
+// a provider request from the IR and reads the provider's answers, streams and errors into it.
+// Implementations are pure: no I/O, no clock (times and ids come in through the contexts).
+import type { SseEvent, UpstreamCall } from '../types.js';
+import type { ProviderError, Request, Response, StreamEvent, Usage } from './types.js';
+
+export type ProtocolId = 'openai-chat' | 'anthropic' | 'gemini' | 'openai-responses';
+
+/** The provider and model a request was routed to, as a door's parser and a builder need it. */
+export interface Target {
+  /** Provider id (`anthropic`, `openai`, `gemini`, a configured provider's name). */
+  provider: string;
+  /** Shown in messages: "Anthropic", "Gemini". */
+  displayName: string;
+  /** The provider's own model id (routing prefix stripped). */
+  model: string;
+}
+
+export interface RenderContext {
+  /** The model name the client sees: the provider's id on its own door, else `provider/<id>`. */
+  model: string;
+  /** Unix seconds, for protocols whose answers carry a creation time. */
+  created: number;
+  /** Used when the provider gave no id. */
+  fallbackId: string;
+  /** The client asked for usage in its stream (OpenAI `stream_options.include_usage`). */
+  includeUsage: boolean;
+}
+
+/** IR stream events → the door's stream text (SSE frames), event by event, never held back. */
+export interface StreamRenderer {
+  /** The text to write for one event ('' when it completes nothing the client sees yet). */
+  push(event: StreamEvent): string;
+  /** The provider's stream is over (after `finish` or `error`, or cut short): whatever closes the client's stream. */
+  end(): string;
+}
+
+/** Provider SSE events → IR stream events, a small state machine over parsed events. */
+export interface StreamReader {
+  /** One provider event. Never throws on odd input: unknown events give nothing. */
+  push(event: SseEvent): StreamEvent[];
+  /** Provider EOF: a `finish`, or an `error` when the stream ended before the provider said it was done. */
+  end(): StreamEvent[];
+  /** The provider has said it is done (or failed): the client's stream can close now. */
+  complete(): boolean;
+  /** Usage so far, cumulative (for accounting). */
+  usage(): Usage | undefined;
+}
+
+export interface ClientProtocol {
+  readonly id: ProtocolId;
+  /** A door's JSON body → IR. Throws TranslationError naming the field it cannot accept for `target`. */
+  parseRequest(body: unknown, target: Target): Request;
+  renderResponse(response: Response, ctx: RenderContext): unknown;
+  createStreamRenderer(ctx: RenderContext): StreamRenderer;
+  /** An error before any answer byte: the status and body the client gets. */
+  renderError(error: ProviderError): { status: number; body: unknown };
+}
+
+export interface ProviderProtocol {
+  readonly id: ProtocolId;
+  /** IR → the provider call. Throws TranslationError for what the provider cannot honour. */
+  buildRequest(request: Request, target: Target): UpstreamCall;
+  /** `target` tags the provider state the answer carries. */
+  readResponse(body: unknown, target: Target): Response;
+  createStreamReader(target: Target): StreamReader;
+  /** A non-2xx answer → a neutral error, the provider's message kept. */
+  readError(status: number, bodyText: string, target: Target): ProviderError;
+}

@@ -1,0 +1,219 @@
+// The internal representation (IR) every wire protocol translates to and from: a request, an
+// answer and a stream of events, provider-neutral and owned by us (HUB.md). Pure data, no I/O.
+// Protocol modules (src/providers/protocols/<p>/) parse a client's request into it and render it
+// back in the client's protocol; on the provider side they build a provider request from it and
+// read the provider's answer and stream into it. No protocol's JSON is the hub.
+
+// ---- opaque provider state ------------------------------------------------------------------
+
+/**
+ * State only the provider that minted it can read (Anthropic's thinking `signature` and
+ * `redacted_thinking` data, Gemini's `thoughtSignature`, OpenAI's reasoning `encrypted_content`).
+ * It is tagged with the provider id (not the protocol: an Anthropic-compatible provider's
+ * signatures mean nothing to Anthropic) and given back only to that provider on the next turn.
+ */
+export interface ProviderState {
+  provider: string;
+  /** The provider's own fields, e.g. `{ signature }`, `{ thoughtSignature }`, `{ encryptedContent }`. */
+  data: Record<string, string>;
+}
+
+/** A prompt-cache breakpoint the client asked for (Anthropic `cache_control`). */
+export interface CacheHint { type: 'ephemeral'; ttl?: string }
+
+// ---- content parts ----------------------------------------------------------------------------
+
+export type MediaSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string; mediaType?: string }
+  /** Plain text documents (Anthropic `source.type: "text"`). */
+  | { kind: 'text'; mediaType: string; text: string };
+
+export interface TextPart { type: 'text'; text: string; cache?: CacheHint; state?: ProviderState }
+export interface ImagePart { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cache?: CacheHint }
+export interface DocumentPart { type: 'document'; source: MediaSource; title?: string; cache?: CacheHint }
+
+export interface ToolCallPart {
+  type: 'tool-call';
+  id: string;
+  name: string;
+  /** The call's input as JSON text (OpenAI's form; objects are serialized once, losslessly). */
+  arguments: string;
+  state?: ProviderState;
+}
+
+export interface ToolResultPart {
+  type: 'tool-result';
+  callId: string;
+  /** The tool's name, where the client's protocol carries it (Gemini needs it). */
+  name?: string;
+  content: Array<TextPart | ImagePart | DocumentPart>;
+  isError?: boolean;
+  cache?: CacheHint;
+}
+
+/** Model reasoning ("thinking"). `redacted`: no readable text, only the provider's state. */
+export interface ReasoningPart { type: 'reasoning'; text: string; state?: ProviderState; redacted?: boolean }
+
+export type UserPart = TextPart | ImagePart | DocumentPart | ToolResultPart;
+export type AssistantPart = TextPart | ToolCallPart | ReasoningPart;
+export type Part = UserPart | AssistantPart;
+
+/**
+ * One turn. Tool results are user parts (as Anthropic and Gemini send them); a protocol that keeps
+ * them in messages of their own (OpenAI's `tool` role) splits them out when it builds a request.
+ * Turns are kept as the client sent them: builders merge or split what their protocol requires.
+ */
+export type Message =
+  | { role: 'user'; parts: UserPart[] }
+  | { role: 'assistant'; parts: AssistantPart[] };
+
+// ---- request ------------------------------------------------------------------------------------
+
+/** JSON Schema, as the client sent it; builders convert it to their protocol's dialect. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface Tool { name: string; description?: string; inputSchema: JsonSchema; strict?: boolean; cache?: CacheHint }
+
+export type ToolChoice =
+  | { type: 'auto' }
+  | { type: 'none' }
+  /** The model must call some tool (OpenAI `required`, Anthropic `any`, Gemini `ANY`). */
+  | { type: 'required' }
+  | { type: 'tool'; name: string };
+
+/** One scale for reasoning effort; each builder maps it to its protocol's knob. */
+export type Effort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+export interface ReasoningSettings {
+  /** `false`: the client turned reasoning off explicitly. */
+  enabled?: boolean;
+  effort?: Effort;
+  /** A token budget for thinking (Anthropic `budget_tokens`, Gemini `thinkingBudget`). */
+  budgetTokens?: number;
+  /** Whether the client wants reasoning text back (summaries, thoughts). */
+  includeText?: boolean;
+}
+
+export type OutputFormat =
+  | { type: 'text' }
+  | { type: 'json'; schema?: JsonSchema; name?: string; description?: string; strict?: boolean };
+
+export interface Request {
+  /** The model id sent to the provider (routing already resolved, prefix stripped). */
+  model: string;
+  system: TextPart[];
+  messages: Message[];
+  tools: Tool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences: string[];
+  output?: OutputFormat;
+  reasoning?: ReasoningSettings;
+  /** An opaque end-user id (OpenAI `user`/`safety_identifier`, Anthropic `metadata.user_id`). */
+  user?: string;
+  stream: boolean;
+  /** Sampling knobs only some protocols have; a builder that has no place for one refuses or ignores it. */
+  candidates?: number;
+  seed?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  logprobs?: { top: number };
+}
+
+// ---- answer -------------------------------------------------------------------------------------
+
+export type FinishReason =
+  | 'stop' | 'length' | 'tool-calls' | 'stop-sequence' | 'content-filter' | 'refusal'
+  /** Anthropic `pause_turn`: the client should send the answer back to continue. */
+  | 'pause'
+  | 'other';
+
+/**
+ * Token counts. `inputTokens` is the whole prompt, cached and cache-written tokens included (as
+ * OpenAI and Gemini count it; Anthropic's `input_tokens` excludes them); `outputTokens` includes
+ * reasoning tokens.
+ */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface TokenLogprob { token: string; logprob: number; bytes?: number[] | null; top?: Array<{ token: string; logprob: number; bytes?: number[] | null }> }
+
+export interface Choice {
+  index: number;
+  parts: AssistantPart[];
+  finish: FinishReason;
+  /** The stop sequence that ended the answer, when the provider says which. */
+  stopSequence?: string;
+  /** The provider's explanation of a refusal. */
+  refusal?: string;
+  logprobs?: TokenLogprob[];
+}
+
+export interface Response {
+  id?: string;
+  /** The model the provider says answered (often a dated id). */
+  model?: string;
+  /** Almost always one; more only when a client asked for several candidates. */
+  choices: Choice[];
+  usage?: Usage;
+}
+
+// ---- stream ------------------------------------------------------------------------------------
+
+/**
+ * What a provider stream reader emits and a client stream renderer consumes. Renderers infer block
+ * boundaries (a text delta after reasoning starts a new block); tool calls have explicit
+ * start/arguments/end because several can be open at once. `choice` is absent for choice 0.
+ */
+export type StreamEvent =
+  | { type: 'start'; id?: string; model?: string; usage?: Usage }
+  | { type: 'text'; text: string; choice?: number; state?: ProviderState; logprobs?: TokenLogprob[] }
+  | { type: 'reasoning'; text: string; choice?: number }
+  /** The end of a reasoning block: its signature (or a redacted block's data). */
+  | { type: 'reasoning-end'; state?: ProviderState; redacted?: boolean; choice?: number }
+  | { type: 'tool-call-start'; id: string; name: string; choice?: number }
+  | { type: 'tool-call-arguments'; id: string; delta: string; choice?: number }
+  | { type: 'tool-call-end'; id: string; state?: ProviderState; choice?: number }
+  /** Cumulative usage so far (for accounting); the final counts also come with `finish`. */
+  | { type: 'usage'; usage: Usage }
+  | { type: 'finish'; reason: FinishReason; choice?: number; stopSequence?: string; refusal?: string; usage?: Usage }
+  | { type: 'error'; error: ProviderError };
+
+// ---- errors ------------------------------------------------------------------------------------
+
+/**
+ * What went wrong, in neutral terms; each protocol module renders it in its own shape (see
+ * errors.ts for the table of kinds).
+ */
+export type ErrorKind =
+  | 'invalid_request' | 'authentication' | 'permission' | 'not_found' | 'request_too_large'
+  | 'rate_limit' | 'billing' | 'server' | 'overloaded' | 'timeout' | 'unreachable'
+  /** The provider closed its stream before saying it was done (no message_stop / [DONE]). */
+  | 'stream_ended'
+  /** The provider's connection broke off mid-stream after a 200. */
+  | 'stream_broken'
+  /** The provider sent nothing usable. */
+  | 'empty_response';
+
+export interface ProviderError {
+  /** The HTTP status the client should see (before headers), already mapped. */
+  status: number;
+  kind: ErrorKind;
+  message: string;
+  /** The field at fault, when the client's request named it. */
+  param?: string | null;
+  /** A more specific machine code for protocols that carry one (OpenAI `code`). */
+  code?: string | null;
+  /** Seconds or an HTTP date, as the provider's `retry-after` said. */
+  retryAfter?: string;
+}
