@@ -6,13 +6,18 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
 import { GatewayError } from './errors.js';
+import { isKeyParamName } from './http-util.js';
 import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
 import { FILES } from './store/paths.js';
 import { join } from 'node:path';
 
 export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
 
-/** Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot. */
+/**
+ * Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot.
+ * Only Gemini's clients put a key in the query (`?key=`); every prefix strips that parameter
+ * before forwarding (http-util's upstreamQuery), but the others do not take it as a credential.
+ */
 export const KEY_PLACEMENTS: Record<'unified' | 'openai' | 'anthropic' | 'gemini', KeyPlacement[]> = {
   unified: ['bearer'],
   openai: ['bearer'],
@@ -39,8 +44,7 @@ export function extractKey(req: IncomingMessage, query: URLSearchParams | null, 
         break;
       }
       case 'query': {
-        const v = query?.get('key');
-        if (v) return v;
+        if (query) for (const [name, v] of query) if (v && isKeyParamName(name)) return v;
         break;
       }
       default: {

@@ -2,6 +2,7 @@
 // reading, backpressure-aware writes and request-path safety.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from './errors.js';
+import { PROXY_KEY_PREFIX } from './store/keys.js';
 
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
@@ -141,13 +142,26 @@ export function safeTarget(rawUrl: string | undefined): { path: string; query: s
   return { path, query };
 }
 
-/** Removes the `key` parameter (a Gemini credential) from a raw query string, keeping the rest byte for byte. */
-export function stripKeyParam(query: string): string {
+/** A query parameter that carries the proxy key: `key`, in any case, however its name is encoded. */
+export function isKeyParamName(decodedName: string): boolean {
+  return decodedName.toLowerCase() === 'key';
+}
+
+/** Decodes what it can of a query part (`+` is a space; an escape run that is not UTF-8 stays as it is). */
+function looseDecode(s: string): string {
+  return s.replace(/\+/g, ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => { try { return decodeURIComponent(run); } catch { return run; } });
+}
+
+/**
+ * The query string to send upstream: the client's, byte for byte, minus every `key` parameter (a
+ * client credential). A proxy key still left in it (`?q=sk-proxy-…`, `?key[]=…`, `;key=…`) is
+ * refused rather than forwarded.
+ */
+export function upstreamQuery(query: string): string {
   if (query === '') return '';
-  return query.split('&').filter((kv) => {
-    const name = kv.split('=', 1)[0]!;
-    let decoded = name;
-    try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')); } catch { /* keep raw */ }
-    return decoded !== 'key';
-  }).join('&');
+  const kept = query.split('&').filter((kv) => !isKeyParamName(looseDecode(kv.split('=', 1)[0]!)));
+  if (kept.some((kv) => looseDecode(kv).toLowerCase().includes(PROXY_KEY_PREFIX))) {
+    throw new GatewayError('invalid_request', `the query string carries a proxy key (${PROXY_KEY_PREFIX}…) outside a "key" parameter; send it in a header: the gateway never forwards a proxy key`);
+  }
+  return kept.join('&');
 }
