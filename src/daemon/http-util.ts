@@ -116,30 +116,41 @@ export function write(res: ServerResponse, data: string | Uint8Array, now = fals
   });
 }
 
-/**
- * Splits the request target into a safe path and raw query. Refuses absolute-form targets,
- * backslashes, empty segments and dot segments in any encoding, so a native prefix can only ever
- * reach paths under its own provider origin.
- */
-export function safeTarget(rawUrl: string | undefined): { path: string; query: string } {
+/** Splits the request target into its path and raw query; refuses absolute-form targets. */
+export function splitTarget(rawUrl: string | undefined): { path: string; query: string } {
   const url = rawUrl ?? '/';
   if (!url.startsWith('/')) throw new GatewayError('not_found', 'request target must be a path');
   const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const query = q === -1 ? '' : url.slice(q + 1);
-  // Fast path: no percent-escapes, backslashes, dot segments or empty segments at all.
-  if (!/[%\\\0]|\/\.|\/\/|\/$/.test(path) || path === '/') return { path, query };
-  const segments = path.split('/').slice(1);
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i]!;
-    if (seg === '' && i !== segments.length - 1) throw new GatewayError('not_found', `no route for ${path}`);
-    let decoded: string;
-    try { decoded = decodeURIComponent(seg); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in path'); }
-    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\') || decoded.includes('\0')) {
-      throw new GatewayError('not_found', `no route for ${path}`);
-    }
+  return q === -1 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}
+
+/**
+ * What some servers read as another path: `..` anywhere (a dot segment, Tomcat's `..;`, `..:`), a
+ * `.` segment (also `.;`), a backslash, a NUL, a percent-encoded `.`, `/`, `\` or NUL, an empty
+ * segment (merged slashes), or a `%` that starts no escape. No provider API has such paths.
+ */
+const AMBIGUOUS_PATH = /\.\.|\/\.(?:[/;]|$)|[\\\0]|%(?:2e|2f|5c|00)|%(?![0-9a-f]{2})|\/\//i;
+
+function ambiguity(found: string): string {
+  if (found === '..') return 'contains ".."';
+  if (found.startsWith('/.')) return 'has a "." segment';
+  if (found === '\\') return 'contains a backslash';
+  if (found === '\0') return 'contains a NUL';
+  if (found === '//') return 'has an empty segment';
+  if (found === '%') return 'has a "%" that starts no percent-escape';
+  return `contains "${found}" (a percent-encoded ".", "/", "\\" or NUL)`;
+}
+
+/**
+ * Refuses (400) a path that a server normalising it could read as a different path, so a native
+ * prefix never forwards one; also a path whose escapes are not UTF-8.
+ */
+export function assertPlainPath(path: string): void {
+  const m = AMBIGUOUS_PATH.exec(path);
+  if (m) throw new GatewayError('invalid_request', `refused path ${path}: it ${ambiguity(m[0])}, which servers may read as another path`);
+  if (path.includes('%')) {
+    try { decodeURIComponent(path); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in path'); }
   }
-  return { path, query };
 }
 
 /** A query parameter that carries the proxy key: `key`, in any case, however its name is encoded. */

@@ -9,7 +9,7 @@ import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
 import { GatewayError, sendError, type Protocol } from './errors.js';
 import { EventBus } from './events.js';
-import { safeTarget } from './http-util.js';
+import { assertPlainPath, splitTarget } from './http-util.js';
 import { handleNative } from './passthrough.js';
 import { ProviderKeys } from './provider-keys.js';
 import type { SecretSource } from './store/secrets.js';
@@ -88,7 +88,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
   const route = async (req: IncomingMessage, res: ServerResponse, seen: { facts?: RequestFacts }): Promise<void> => {
-    const { path, query } = safeTarget(req.url);
+    const { path, query } = splitTarget(req.url);
+    assertPlainPath(path);
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
