@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   request_too_large: { status: 413, openai: 'invalid_request_error', anthropic: 'request_too_large', google: 'INVALID_ARGUMENT' },
   internal_error: { status: 500, openai: 'server_error', anthropic: 'api_error', google: 'INTERNAL' },
   upstream_unreachable: { status: 502, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
+  // The provider answered, then broke off its response (a stream cut mid-way), as opposed to unreachable.
+  upstream_interrupted: { status: 502, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   provider_not_configured: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   shutting_down: { status: 503, openai: 'server_error', anthropic: 'overloaded_error', google: 'UNAVAILABLE' },
   upstream_timeout: { status: 504, openai: 'server_error', anthropic: 'timeout_error', google: 'DEADLINE_EXCEEDED' },

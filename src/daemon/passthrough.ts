@@ -158,7 +158,7 @@ class NativeRelay extends ClientBoundCall {
     if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.model);
     else if (this.clientGone) tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
     else {
-      const ge = upstreamFailure(this.provider, this.origin, err);
+      const ge = upstreamFailure(this.provider, this.origin, err, this.streaming ? 'stream' : 'response');
       tracker.fail(ge.status, ge.code, ge.message, tap?.usage() ?? {});
     }
     this.resolve();

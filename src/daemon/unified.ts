@@ -99,6 +99,11 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   }
   if (upstream.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
   if (upstream.kind === 'streamed') return;
+  if (upstream.kind === 'cut') {
+    const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], upstream.err, 'response');
+    tracker.fail(ge.status, ge.code, ge.message);
+    throw ge;
+  }
 
   const { status, text } = upstream;
   if (status >= 400) {
