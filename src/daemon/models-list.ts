@@ -28,7 +28,7 @@ async function providerModels(ctx: DaemonContext, p: ProviderId): Promise<ModelE
 }
 
 export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
+  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
   const aliases: ModelEntry[] = Object.keys(ctx.settings.aliases).sort().map((id) => ({ id, object: 'model', created: 0, owned_by: 'alias' }));
   const lists = await Promise.all(PROVIDERS.map((p) => providerModels(ctx, p)));
   const text = JSON.stringify({ object: 'list', data: [...aliases, ...lists.flat()] });

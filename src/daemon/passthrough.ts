@@ -34,7 +34,7 @@ export async function handleNative(
   upstreamPath: string, rawQuery: string, facts: RequestFacts,
 ): Promise<void> {
   const query = rawQuery ? new URLSearchParams(rawQuery) : null;
-  const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]));
+  const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]), provider);
   facts.key = { id: record.id, name: record.name };
   const limit = ctx.settings.bodyLimitBytes;
   const length = declaredLength(req, limit);

@@ -37,7 +37,7 @@ function asGatewayError(err: unknown): unknown {
 }
 
 export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> {
-  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
+  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
   facts.key = { id: record.id, name: record.name };
   const raw = await readBody(req, ctx.settings.bodyLimitBytes);
   let parsed: unknown;
