@@ -19,8 +19,6 @@ import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
 import { createOpenAIRelay, createRelaySink, createTranslatedRelay, usageToTokens } from './unified-stream.js';
 
-export { handleModels } from './models-list.js';
-
 function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}, capture?: BodyCapture): number {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
