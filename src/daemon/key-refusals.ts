@@ -43,15 +43,14 @@ const sentence = (s: string): string => `${s.charAt(0).toUpperCase()}${s.slice(1
 
 /** The same, in the shape of OpenAI's messages for a missing or wrong key. */
 function openaiMessage(r: KeyRefusal): string {
-  const list = 'You can find your proxy keys with `gateway keys list` and create one with `gateway keys create`.';
   if (r.reason === 'missing') {
     return 'You didn\'t provide an API key (missing proxy key). You need to provide your proxy key in an Authorization header ' +
-      `using Bearer auth (i.e. Authorization: Bearer sk-proxy-…). ${list}`;
+      'using Bearer auth (i.e. Authorization: Bearer sk-proxy-…). You can find your proxy keys with `gateway keys list` and create one with `gateway keys create`.';
   }
-  const why = r.reason === 'not_proxy' ? 'This is not a proxy key: the gateway takes sk-proxy-… keys, never a provider key.'
+  const why = r.reason === 'not_proxy' ? 'This is not a proxy key: the gateway takes sk-proxy-… keys (create one with `gateway keys create`), never a provider key.'
     : r.reason === 'unknown' ? 'This is an unknown proxy key.'
     : sentence(detail(r));
-  return `Incorrect API key provided: ${shown(r.presented)}. ${why} ${list}`;
+  return `Incorrect API key provided: ${shown(r.presented)}. ${why} You can find your proxy keys with \`gateway keys list\`.`;
 }
 
 export function keyRefusal(r: KeyRefusal, protocol: Protocol): GatewayError {

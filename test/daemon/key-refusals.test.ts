@@ -40,7 +40,7 @@ describe.each(Object.keys(OPENAI_SHAPED) as Ep[])('%s endpoint', (ep) => {
     const r = await call(ep, key);
     expect(r.status).toBe(401);
     expect(r.error).toEqual({
-      message: 'Incorrect API key provided: sk-proxy-…wxyz. This is an unknown proxy key. You can find your proxy keys with `gateway keys list` and create one with `gateway keys create`.',
+      message: 'Incorrect API key provided: sk-proxy-…wxyz. This is an unknown proxy key. You can find your proxy keys with `gateway keys list`.',
       type: 'invalid_request_error', param: null, code: 'invalid_api_key',
     });
     expectAtMostMasked(r.text, key);
