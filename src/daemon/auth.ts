@@ -5,14 +5,20 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
-import { GatewayError } from './errors.js';
+import { GatewayError, type Protocol } from './errors.js';
+import { isKeyParamName } from './http-util.js';
+import { keyRefusal } from './key-refusals.js';
 import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
 import { FILES } from './store/paths.js';
 import { join } from 'node:path';
 
 export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
 
-/** Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot. */
+/**
+ * Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot.
+ * Only Gemini's clients put a key in the query (`?key=`); every prefix strips that parameter
+ * before forwarding (http-util's upstreamQuery), but the others do not take it as a credential.
+ */
 export const KEY_PLACEMENTS: Record<'unified' | 'openai' | 'anthropic' | 'gemini', KeyPlacement[]> = {
   unified: ['bearer'],
   openai: ['bearer'],
@@ -39,8 +45,7 @@ export function extractKey(req: IncomingMessage, query: URLSearchParams | null, 
         break;
       }
       case 'query': {
-        const v = query?.get('key');
-        if (v) return v;
+        if (query) for (const [name, v] of query) if (v && isKeyParamName(name)) return v;
         break;
       }
       default: {
@@ -123,18 +128,17 @@ export class KeyIndex {
     return hash;
   }
 
-  /** Authenticates a presented key; throws the 401 the client should see. */
-  authenticate(presented: string | undefined, now = Date.now()): KeyRecord {
-    if (!presented) throw new GatewayError('missing_api_key', 'missing proxy key: send "Authorization: Bearer sk-proxy-…" (create one with: gateway keys create)');
-    if (!presented.startsWith(PROXY_KEY_PREFIX)) throw new GatewayError('invalid_api_key', 'not a proxy key: the gateway takes sk-proxy-… keys (create one with: gateway keys create), never a provider key');
+  /** Authenticates a presented key; throws the 401 the client should see, worded for its protocol. */
+  authenticate(presented: string | undefined, protocol: Protocol, now = Date.now()): KeyRecord {
+    if (!presented) throw keyRefusal({ reason: 'missing' }, protocol);
+    if (!presented.startsWith(PROXY_KEY_PREFIX)) throw keyRefusal({ reason: 'not_proxy', presented }, protocol);
     const hash = this.hashOf(presented);
     // The index is keyed by the hash itself, so a hit is an exact match; an attacker timing this
     // lookup learns about SHA-256 outputs, not about any key.
     const rec = this.byHash.get(hash);
-    if (!rec) throw new GatewayError('invalid_api_key', 'unknown proxy key (see: gateway keys list)');
+    if (!rec) throw keyRefusal({ reason: 'unknown', presented }, protocol);
     const status = keyStatus(rec, now);
-    if (status === 'revoked') throw new GatewayError('key_revoked', `proxy key "${rec.name}" has been revoked`);
-    if (status === 'expired') throw new GatewayError('key_expired', `proxy key "${rec.name}" expired at ${rec.expiresAt}`);
+    if (status === 'revoked' || status === 'expired') throw keyRefusal({ reason: status, presented, record: rec }, protocol);
     return rec;
   }
 }

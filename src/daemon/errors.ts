@@ -12,11 +12,15 @@ export const ERROR_CODES = {
   key_revoked: { status: 401, openai: 'invalid_request_error', anthropic: 'authentication_error', google: 'UNAUTHENTICATED' },
   key_expired: { status: 401, openai: 'invalid_request_error', anthropic: 'authentication_error', google: 'UNAUTHENTICATED' },
   model_not_allowed: { status: 403, openai: 'permission_error', anthropic: 'permission_error', google: 'PERMISSION_DENIED' },
+  // GET /v1/models/{id} for an id no alias or provider list knows: OpenAI's 404 `model_not_found`.
+  unknown_model: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: 'model_not_found' },
   not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND' },
   method_not_allowed: { status: 405, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
   request_too_large: { status: 413, openai: 'invalid_request_error', anthropic: 'request_too_large', google: 'INVALID_ARGUMENT' },
   internal_error: { status: 500, openai: 'server_error', anthropic: 'api_error', google: 'INTERNAL' },
   upstream_unreachable: { status: 502, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
+  // The provider answered, then broke off its response (a stream cut mid-way), as opposed to unreachable.
+  upstream_interrupted: { status: 502, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   provider_not_configured: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   shutting_down: { status: 503, openai: 'server_error', anthropic: 'overloaded_error', google: 'UNAVAILABLE' },
   upstream_timeout: { status: 504, openai: 'server_error', anthropic: 'timeout_error', google: 'DEADLINE_EXCEEDED' },
@@ -37,7 +41,7 @@ export function toErrorBody(err: GatewayError, protocol: Protocol): unknown {
   const row = ERROR_CODES[err.code];
   switch (protocol) {
     case 'openai':
-      return { error: { message: err.message, type: row.openai, param: err.param, code: err.code } };
+      return { error: { message: err.message, type: row.openai, param: err.param, code: 'openaiCode' in row ? row.openaiCode : err.code } };
     case 'anthropic':
       return { type: 'error', error: { type: row.anthropic, message: err.message } };
     case 'gemini':

@@ -2,6 +2,7 @@
 // reading, backpressure-aware writes and request-path safety.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from './errors.js';
+import { PROXY_KEY_PREFIX } from './store/keys.js';
 
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
@@ -115,39 +116,63 @@ export function write(res: ServerResponse, data: string | Uint8Array, now = fals
   });
 }
 
-/**
- * Splits the request target into a safe path and raw query. Refuses absolute-form targets,
- * backslashes, empty segments and dot segments in any encoding, so a native prefix can only ever
- * reach paths under its own provider origin.
- */
-export function safeTarget(rawUrl: string | undefined): { path: string; query: string } {
+/** Splits the request target into its path and raw query; refuses absolute-form targets. */
+export function splitTarget(rawUrl: string | undefined): { path: string; query: string } {
   const url = rawUrl ?? '/';
   if (!url.startsWith('/')) throw new GatewayError('not_found', 'request target must be a path');
   const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const query = q === -1 ? '' : url.slice(q + 1);
-  // Fast path: no percent-escapes, backslashes, dot segments or empty segments at all.
-  if (!/[%\\\0]|\/\.|\/\/|\/$/.test(path) || path === '/') return { path, query };
-  const segments = path.split('/').slice(1);
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i]!;
-    if (seg === '' && i !== segments.length - 1) throw new GatewayError('not_found', `no route for ${path}`);
-    let decoded: string;
-    try { decoded = decodeURIComponent(seg); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in path'); }
-    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\') || decoded.includes('\0')) {
-      throw new GatewayError('not_found', `no route for ${path}`);
-    }
-  }
-  return { path, query };
+  return q === -1 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
 }
 
-/** Removes the `key` parameter (a Gemini credential) from a raw query string, keeping the rest byte for byte. */
-export function stripKeyParam(query: string): string {
+/**
+ * What some servers read as another path: `..` anywhere (a dot segment, Tomcat's `..;`, `..:`), a
+ * `.` segment (also `.;`), a backslash, a NUL, a percent-encoded `.`, `/`, `\` or NUL, an empty
+ * segment (merged slashes), or a `%` that starts no escape. No provider API has such paths.
+ */
+const AMBIGUOUS_PATH = /\.\.|\/\.(?:[/;]|$)|[\\\0]|%(?:2e|2f|5c|00)|%(?![0-9a-f]{2})|\/\//i;
+
+function ambiguity(found: string): string {
+  if (found === '..') return 'contains ".."';
+  if (found.startsWith('/.')) return 'has a "." segment';
+  if (found === '\\') return 'contains a backslash';
+  if (found === '\0') return 'contains a NUL';
+  if (found === '//') return 'has an empty segment';
+  if (found === '%') return 'has a "%" that starts no percent-escape';
+  return `contains "${found}" (a percent-encoded ".", "/", "\\" or NUL)`;
+}
+
+/**
+ * Refuses (400) a path that a server normalising it could read as a different path, so a native
+ * prefix never forwards one; also a path whose escapes are not UTF-8.
+ */
+export function assertPlainPath(path: string): void {
+  const m = AMBIGUOUS_PATH.exec(path);
+  if (m) throw new GatewayError('invalid_request', `refused path ${path}: it ${ambiguity(m[0])}, which servers may read as another path`);
+  if (path.includes('%')) {
+    try { decodeURIComponent(path); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in path'); }
+  }
+}
+
+/** A query parameter that carries the proxy key: `key`, in any case, however its name is encoded. */
+export function isKeyParamName(decodedName: string): boolean {
+  return decodedName.toLowerCase() === 'key';
+}
+
+/** Decodes what it can of a query part (`+` is a space; an escape run that is not UTF-8 stays as it is). */
+function looseDecode(s: string): string {
+  return s.replace(/\+/g, ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => { try { return decodeURIComponent(run); } catch { return run; } });
+}
+
+/**
+ * The query string to send upstream: the client's, byte for byte, minus every `key` parameter (a
+ * client credential). A proxy key still left in it (`?q=sk-proxy-…`, `?key[]=…`, `;key=…`) is
+ * refused rather than forwarded.
+ */
+export function upstreamQuery(query: string): string {
   if (query === '') return '';
-  return query.split('&').filter((kv) => {
-    const name = kv.split('=', 1)[0]!;
-    let decoded = name;
-    try { decoded = decodeURIComponent(name.replace(/\+/g, ' ')); } catch { /* keep raw */ }
-    return decoded !== 'key';
-  }).join('&');
+  const kept = query.split('&').filter((kv) => !isKeyParamName(looseDecode(kv.split('=', 1)[0]!)));
+  if (kept.some((kv) => looseDecode(kv).toLowerCase().includes(PROXY_KEY_PREFIX))) {
+    throw new GatewayError('invalid_request', `the query string carries a proxy key (${PROXY_KEY_PREFIX}…) outside a "key" parameter; send it in a header: the gateway never forwards a proxy key`);
+  }
+  return kept.join('&');
 }

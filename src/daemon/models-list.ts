@@ -1,11 +1,18 @@
 // GET /v1/models: the user's aliases plus what each configured provider reports, cached for
 // 10 minutes; a provider that fails is left out rather than failing the whole list.
+// GET /v1/models/{model} (the SDKs' models.retrieve): one entry of that list, found by the name a
+// chat request would use (an alias, `provider/model`, or a well-known bare id).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fromModelsList, MODELS_PATH, type ModelEntry } from '../providers/models-list.js';
 import { PROVIDERS, type ProviderId } from '../providers/types.js';
+import { resolveModel } from '../providers/models.js';
 import { extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
+import { GatewayError } from './errors.js';
 import { gatewayCallHeaders } from './upstream.js';
+
+/** The path under which models.retrieve names a model. */
+export const MODEL_PATH = '/v1/models/';
 
 const TTL_MS = 10 * 60_000;
 const cache = new WeakMap<DaemonContext, Map<ProviderId, { at: number; models: ModelEntry[] }>>();
@@ -27,10 +34,37 @@ async function providerModels(ctx: DaemonContext, p: ProviderId): Promise<ModelE
   } catch { return hit?.models ?? []; }
 }
 
-export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
-  const aliases: ModelEntry[] = Object.keys(ctx.settings.aliases).sort().map((id) => ({ id, object: 'model', created: 0, owned_by: 'alias' }));
-  const lists = await Promise.all(PROVIDERS.map((p) => providerModels(ctx, p)));
-  const text = JSON.stringify({ object: 'list', data: [...aliases, ...lists.flat()] });
+const aliasEntry = (id: string): ModelEntry => ({ id, object: 'model', created: 0, owned_by: 'alias' });
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
+  const aliases = Object.keys(ctx.settings.aliases).sort().map(aliasEntry);
+  const lists = await Promise.all(PROVIDERS.map((p) => providerModels(ctx, p)));
+  sendJson(res, { object: 'list', data: [...aliases, ...lists.flat()] });
+}
+
+/** `rawId`: the path after /v1/models/, the id raw (`anthropic/claude-opus-5`) or encoded (`anthropic%2Fclaude-opus-5`). */
+export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rawId: string): Promise<void> {
+  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
+  let id: string;
+  try { id = decodeURIComponent(rawId); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in the model id', 'model'); }
+  const entry = Object.hasOwn(ctx.settings.aliases, id) ? aliasEntry(id) : await listedModel(ctx, id);
+  if (!entry) {
+    throw new GatewayError('unknown_model', `The model \`${id}\` does not exist or you do not have access to it: it is no alias and no configured provider lists it (see: GET /v1/models, gateway models aliases)`, 'model');
+  }
+  // Answered under the name asked for, as OpenAI does: the name a chat request can use.
+  sendJson(res, { ...entry, id });
+}
+
+/** The provider list's entry for a model name (`provider/model` or a well-known bare id). */
+async function listedModel(ctx: DaemonContext, id: string): Promise<ModelEntry | undefined> {
+  let route;
+  try { route = resolveModel(id); } catch { return undefined; }
+  const listed = `${route.provider}/${route.model}`;
+  return (await providerModels(ctx, route.provider)).find((m) => m.id === listed);
 }

@@ -8,7 +8,7 @@ import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
-import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, stripKeyParam, writeNow } from './http-util.js';
+import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
@@ -34,7 +34,7 @@ export async function handleNative(
   upstreamPath: string, rawQuery: string, facts: RequestFacts,
 ): Promise<void> {
   const query = rawQuery ? new URLSearchParams(rawQuery) : null;
-  const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]));
+  const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]), provider);
   facts.key = { id: record.id, name: record.name };
   const limit = ctx.settings.bodyLimitBytes;
   const length = declaredLength(req, limit);
@@ -56,7 +56,8 @@ export async function handleNative(
   if (provider === 'anthropic' && headers['anthropic-version'] === undefined) headers['anthropic-version'] = ANTHROPIC_VERSION;
   // Loopback needs no compression, and an identity body lets us read usage for accounting.
   headers['accept-encoding'] = 'identity';
-  const q = provider === 'gemini' ? stripKeyParam(rawQuery) : rawQuery;
+  // A `key` parameter is a client credential on every prefix: never forwarded.
+  const q = upstreamQuery(rawQuery);
   const path = q ? `${upstreamPath}?${q}` : upstreamPath;
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const stream = /[:?&]alt=sse|streamGenerateContent/.test(path) || (req.headers.accept ?? '').includes('text/event-stream');
@@ -157,7 +158,7 @@ class NativeRelay extends ClientBoundCall {
     if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.model);
     else if (this.clientGone) tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
     else {
-      const ge = upstreamFailure(this.provider, this.origin, err);
+      const ge = upstreamFailure(this.provider, this.origin, err, this.streaming ? 'stream' : 'response');
       tracker.fail(ge.status, ge.code, ge.message, tap?.usage() ?? {});
     }
     this.resolve();

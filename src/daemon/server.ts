@@ -9,12 +9,13 @@ import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
 import { GatewayError, sendError, type Protocol } from './errors.js';
 import { EventBus } from './events.js';
-import { safeTarget } from './http-util.js';
+import { assertPlainPath, splitTarget } from './http-util.js';
 import { handleNative } from './passthrough.js';
 import { ProviderKeys } from './provider-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
-import { handleModels, handleUnified } from './unified.js';
+import { handleModel, handleModels, MODEL_PATH } from './models-list.js';
+import { handleUnified } from './unified.js';
 import { DEFAULT_ORIGINS, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
 export const VERSION = '0.1.0';
@@ -88,7 +89,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
   const route = async (req: IncomingMessage, res: ServerResponse, seen: { facts?: RequestFacts }): Promise<void> => {
-    const { path, query } = safeTarget(req.url);
+    const { path, query } = splitTarget(req.url);
+    // A model id is a lookup key, never part of an upstream path: it may hold an encoded slash.
+    const modelId = path.startsWith(MODEL_PATH) && path.length > MODEL_PATH.length ? path.slice(MODEL_PATH.length) : undefined;
+    if (modelId === undefined) assertPlainPath(path);
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
@@ -118,7 +122,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleModels(ctx, req, res);
       return;
     }
-    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/models, /anthropic/…, /openai/… and /gemini/…`);
+    if (modelId !== undefined) {
+      if (req.method !== 'GET') throw new GatewayError('method_not_allowed', `use GET for ${MODEL_PATH}{model}`);
+      await handleModel(ctx, req, res, modelId);
+      return;
+    }
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/models, /v1/models/{model}, /anthropic/…, /openai/… and /gemini/…`);
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {

@@ -22,6 +22,8 @@ export interface BodySink {
 export type CallOutcome =
   /** Read whole; an error answer's body that could not be read whole is ''. */
   | { kind: 'answer'; status: number; headers: IncomingHttpHeaders; text: string }
+  /** The provider answered 2xx, then broke off the body before its end. */
+  | { kind: 'cut'; err: Error }
   /** A stream went to the sink, which has settled the exchange. */
   | { kind: 'streamed' }
   | { kind: 'client_closed' };
@@ -31,8 +33,8 @@ export type OpenStream = (done: () => void) => BodySink;
 
 /**
  * Makes one upstream call and settles with its outcome. Rejects when there is no answer to give:
- * with the transport error (for upstreamFailure to map) before the response or mid-way through a
- * whole 2xx answer, or with a GatewayError when that answer passes ANSWER_LIMIT.
+ * with the transport error (for upstreamFailure to map) before the response, or with a
+ * GatewayError when a whole 2xx answer passes ANSWER_LIMIT.
  */
 export function callUpstream(
   dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions, res: ServerResponse, openStream: OpenStream | undefined,
@@ -90,7 +92,8 @@ class UpstreamCall extends ClientBoundCall {
     if (this.clientGone) this.settle({ kind: 'client_closed' });
     // An error answer's body is a detail: one that cannot be read whole is re-expressed from its status.
     else if (this.status >= 400) this.settle({ kind: 'answer', status: this.status, headers: this.headers, text: '' });
-    else this.settle(undefined, err);
+    else if (err instanceof GatewayError || this.status === 0) this.settle(undefined, err);
+    else this.settle({ kind: 'cut', err });
   }
 }
 

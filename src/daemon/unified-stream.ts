@@ -12,6 +12,7 @@ import { write } from './http-util.js';
 import { createChunkWriter, SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
 import type { BodySink } from './unified-call.js';
+import { GatewayError } from './errors.js';
 import { upstreamFailure } from './upstream.js';
 
 /** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too). */
@@ -175,7 +176,7 @@ export function createRelaySink(
         sent = write(res, text, !completed);
         tracker.wrote(text.length, outputTokens);
       }
-    } catch (err) { onError(err); return; }
+    } catch (err) { onError(err, false); return; }
     if (completed) { settled = true; after(sent, finish); } else after(sent, afterChunk);
   };
   const onEnd = (): void => {
@@ -184,16 +185,20 @@ export function createRelaySink(
     try {
       const tail = relay.end();
       if (tail) { sent = write(res, tail); tracker.wrote(tail.length); }
-    } catch (err) { onError(err); return; }
+    } catch (err) { onError(err, false); return; }
     settled = true;
     after(sent, finish);
   };
-  /** Upstream failed, or translating threw: one error event, then the end. */
-  const onError = (err: unknown): void => {
+  /**
+   * Upstream broke off the stream (`fromUpstream`), or translating threw (a gateway bug): one error
+   * event, then the end.
+   */
+  const onError = (err: unknown, fromUpstream: boolean): void => {
     if (res.destroyed) { clientGone(); return; }
     settled = true;
     controller?.abort(err instanceof Error ? err : new Error(String(err))); // no-op once upstream has failed
-    const ge = upstreamFailure(provider, ctx.upstreams.origins[provider], err);
+    const ge = fromUpstream ? upstreamFailure(provider, ctx.upstreams.origins[provider], err, 'stream')
+      : new GatewayError('internal_error', `internal gateway error while translating the ${provider} stream`);
     const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
     const frame = sseData(error);
     capture?.wrote(frame);
@@ -215,7 +220,7 @@ export function createRelaySink(
     end() { if (!settled) onEnd(); },
     error(err, gone) {
       if (settled) return;
-      if (gone) clientGone(); else onError(err);
+      if (gone) clientGone(); else onError(err, true);
     },
   };
 }

@@ -19,8 +19,6 @@ import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
 import { createOpenAIRelay, createRelaySink, createTranslatedRelay, usageToTokens } from './unified-stream.js';
 
-export { handleModels } from './models-list.js';
-
 function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}, capture?: BodyCapture): number {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
@@ -37,7 +35,7 @@ function asGatewayError(err: unknown): unknown {
 }
 
 export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> {
-  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified));
+  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
   facts.key = { id: record.id, name: record.name };
   const raw = await readBody(req, ctx.settings.bodyLimitBytes);
   let parsed: unknown;
@@ -99,6 +97,11 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   }
   if (upstream.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
   if (upstream.kind === 'streamed') return;
+  if (upstream.kind === 'cut') {
+    const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], upstream.err, 'response');
+    tracker.fail(ge.status, ge.code, ge.message);
+    throw ge;
+  }
 
   const { status, text } = upstream;
   if (status >= 400) {

@@ -98,14 +98,20 @@ export function gatewayCallHeaders(provider: ProviderId, key: string, headers: R
 
 const PROVIDER_NAMES: Record<ProviderId, string> = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
 
-/** Maps a transport failure (before any response byte) to the error the client sees. */
-export function upstreamFailure(provider: ProviderId, origin: string, err: unknown): GatewayError {
+/**
+ * Maps a transport failure to the error the client sees. `cut`: the provider had already answered
+ * (sent its status line), then broke off that stream or response: it was reached, so this is not
+ * "cannot reach".
+ */
+export function upstreamFailure(provider: ProviderId, origin: string, err: unknown, cut?: 'stream' | 'response'): GatewayError {
   const name = PROVIDER_NAMES[provider];
   if (err instanceof undiciErrors.ConnectTimeoutError) return new GatewayError('upstream_timeout', `${name} (${origin}) did not accept the connection within 10 s`);
   if (err instanceof undiciErrors.HeadersTimeoutError) return new GatewayError('upstream_timeout', `${name} did not answer within the upstream timeout (set with gateway start --upstream-timeout <seconds>)`);
   if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for 5 minutes`);
   const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-  return new GatewayError('upstream_unreachable', `cannot reach ${name} at ${origin}${code ? ` (${code})` : ''}`);
+  const detail = code ? ` (${code})` : '';
+  if (cut) return new GatewayError('upstream_interrupted', `${name} broke off the ${cut} after answering${detail}`);
+  return new GatewayError('upstream_unreachable', `cannot reach ${name} at ${origin}${detail}`);
 }
 
 /**

@@ -19,7 +19,7 @@ it('once the reload after a revocation resolves, the key is refused', async () =
     store.revoke(record.id);
     await index.reload(); // what the dashboard's revoke does
     await early;
-    try { index.authenticate(key); accepted++; } catch { /* revoked, as it should be */ }
+    try { index.authenticate(key, 'openai'); accepted++; } catch { /* revoked, as it should be */ }
     // and when a later reload (the watcher's, after the revocation) is still running
     const second = store.create({ name: `b${i}` });
     await index.reload();
@@ -27,7 +27,7 @@ it('once the reload after a revocation resolves, the key is refused', async () =
     const mine = index.reload();
     void index.reload();
     await mine;
-    try { index.authenticate(second.key); accepted++; } catch { /* revoked */ }
+    try { index.authenticate(second.key, 'openai'); accepted++; } catch { /* revoked */ }
     rmSync(dir, { recursive: true, force: true });
   }
   expect(accepted).toBe(0);

@@ -107,7 +107,7 @@ describe('chat app', () => {
     await c.say('/model gemini/gemini-3.5-flash');
     const noKey = mount('openai/gpt-5.4', { key: 'sk-proxy-not-a-real-key-000000000000000000000' });
     await noKey.say('hi');
-    await noKey.until(() => noKey.frame().includes('✗ unknown proxy key (see: gateway keys list) (invalid_api_key, HTTP 401)'), '401 line');
+    await noKey.until(() => noKey.frame().includes('✗ Incorrect API key provided: sk-proxy-…0000. This is an unknown proxy key.'), '401 line');
     await c.keys('\u001B[A', '\u001B[A');
     await c.until(() => c.frame().includes('› hi'), 'history recalls the failed message');
     await c.keys('\r');
