@@ -7,18 +7,19 @@ import { ENV_KEY_NAMES } from '../daemon/store/secrets.js';
 import { PROVIDERS } from '../providers/types.js';
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
+import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
 
 export interface Check { id: string; ok: boolean; title: string; detail: string; fix?: string }
 
-const MIN_NODE_MAJOR = 22;
 const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config];
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
 
-function checkNode(): Check {
-  const major = Number(process.versions.node.split('.')[0]);
-  return major >= MIN_NODE_MAJOR
-    ? { id: 'node', ok: true, title: 'Node.js', detail: process.version }
-    : { id: 'node', ok: false, title: 'Node.js', detail: `${process.version} is too old`, fix: `install Node.js ${MIN_NODE_MAJOR} or newer` };
+/** The same minimum (package.json engines.node) and message as bin/gateway.js's own check. */
+export function checkNode(version = process.versions.node): Check {
+  const range = requiredRange();
+  return nodeVersionProblem('gateway', version, range) === undefined
+    ? { id: 'node', ok: true, title: 'Node.js', detail: `v${version} (needs ${range})` }
+    : { id: 'node', ok: false, title: 'Node.js', detail: `v${version} is too old: gateway needs ${range}`, fix: howToGetNode() };
 }
 
 function checkStateDir(dir: string): Check[] {
