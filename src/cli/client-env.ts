@@ -8,6 +8,7 @@ import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemo
 import { ensureStateDir } from '../daemon/store/paths.js';
 import { CliError, note } from './common.js';
 import { reloadAndReport } from './daemon-client.js';
+import { gatewayCmd } from './invocation.js';
 
 export const CLIENT_KEY_ACCOUNT_PREFIX = 'proxy-key:';
 export const DEFAULT_CLIENT_KEY_NAME = 'env';
@@ -76,7 +77,7 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
     throw new CliError(`cannot read the client key "${name}" from the keychain: ${keychainError}`);
   }
   if (existing) {
-    throw new CliError(`the key "${name}" (${existing.id}) was not created by env/run, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: gateway keys revoke ${existing.id}`);
+    throw new CliError(`the key "${name}" (${existing.id}) was not created by env/run, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: ${gatewayCmd(`keys revoke ${existing.id}`)}`);
   }
 
   if (!opts.insecureStorage && keychainError) {
@@ -94,7 +95,7 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
     store.revoke(record.id);
     throw new CliError(`cannot keep a client key in a keychain: ${(e as Error).message}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
   }
-  note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env/run. Revoke it with: gateway keys revoke ${name}`);
+  note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env/run. Revoke it with: ${gatewayCmd(`keys revoke ${name}`)}`);
   await reloadAndReport(dir);
   return { key, record, created: true };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
+import { gatewayCmd } from './invocation.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -34,6 +35,11 @@ export function isPidAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The one line for "no daemon runs", with the command that starts one. */
+export function notRunningMessage(): string {
+  return `the gateway is not running (start it with: ${gatewayCmd('start')})`;
 }
 
 /** The recorded daemon, whether or not it still runs (`alive` tells). Undefined when none recorded. */
@@ -98,14 +104,14 @@ function adminToken(dir: string): string {
   try {
     return readFileSync(join(dir, FILES.adminToken), 'utf8').trim();
   } catch {
-    throw new Error(`the daemon's admin token (${join(dir, FILES.adminToken)}) is missing; restart it: gateway stop && gateway start`);
+    throw new Error(`the daemon's admin token (${join(dir, FILES.adminToken)}) is missing; restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}`);
   }
 }
 
 /** Calls `/admin/<path>` on the running daemon and returns the parsed JSON (or undefined for no body). */
 export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST', path: string, timeoutMs = 3_000): Promise<T> {
   const d = findDaemon(dir);
-  if (!d) throw new Error('the gateway is not running (start it with: gateway start)');
+  if (!d) throw new Error(notRunningMessage());
   let res: Response;
   try {
     res = await fetch(`${d.url}/admin/${path}`, {
@@ -142,5 +148,5 @@ export async function reloadIfRunning(dir: string): Promise<'reloaded' | 'not-ru
 export async function reloadAndReport(dir: string): Promise<void> {
   const r = await reloadIfRunning(dir);
   if (r === 'reloaded') process.stderr.write('The running gateway reloaded.\n');
-  else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: gateway stop && gateway start\n`);
+  else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}\n`);
 }

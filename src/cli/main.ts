@@ -19,6 +19,7 @@ import { registerUsage } from './commands/usage.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerMonitor } from './commands/monitor.js';
 import { registerChat } from './commands/chat.js';
+import { gatewayCmd } from './invocation.js';
 
 /** Each entry adds one top-level command; add new commands here. */
 const COMMANDS: ((program: Command) => void)[] = [
@@ -49,9 +50,9 @@ GATEWAY_KEYCHAIN_SERVICE (keychain service name, default model-gateway), GATEWAY
 (Linux: secret-service or keyutils, instead of auto-detection).
 
 Quick start:
-  printenv ANTHROPIC_KEY | gateway providers set anthropic --stdin
-  gateway start
-  eval "$(gateway env)"`);
+  printenv ANTHROPIC_KEY | ${gatewayCmd('providers set anthropic --stdin')}
+  ${gatewayCmd('start')}
+  eval "$(${gatewayCmd('env')})"`);
   for (const register of COMMANDS) register(program);
   return program;
 }

@@ -4,6 +4,7 @@ import { Argument, type Command } from 'commander';
 import { cliStateDir, note, out, shQuote } from '../common.js';
 import { clientEnvVars, conflictingVars, ensureClientKey, ENV_TARGETS, DEFAULT_CLIENT_KEY_NAME, type EnvTarget } from '../client-env.js';
 import { gatewayUrl } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 export const CLIENT_KEY_HELP = `
 The key is a "client key": a proxy key whose plaintext the gateway keeps in the OS keychain
@@ -14,7 +15,7 @@ be used with --key.`;
 
 export function registerEnv(program: Command): void {
   program.command('env')
-    .description('print shell exports that point the official SDKs at the gateway: eval "$(gateway env)"')
+    .description(`print shell exports that point the official SDKs at the gateway: eval "$(${gatewayCmd('env')})"`)
     .addArgument(new Argument('[provider]', 'which SDK variables to print').choices(ENV_TARGETS).default('all'))
     .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
     .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
@@ -31,6 +32,6 @@ async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage
   const { key } = await ensureClientKey({ dir, env: process.env, name: opts.key, insecureStorage: opts.insecureStorage });
   const { url, running } = gatewayUrl(dir);
   for (const [name, value] of clientEnvVars(url, key, target)) out(`export ${name}=${shQuote(value)}`);
-  if (!running) note('note: the gateway is not running; start it with: gateway start');
+  if (!running) note(`note: the gateway is not running; start it with: ${gatewayCmd('start')}`);
   for (const v of conflictingVars(target, process.env)) note(`note: ${v} is set and some tools prefer it over the variables above; unset it`);
 }

@@ -7,6 +7,7 @@ import { CliError, cliStateDir, note } from '../common.js';
 import { clientEnvVars, conflictingVars, ensureClientKey, DEFAULT_CLIENT_KEY_NAME } from '../client-env.js';
 import { gatewayUrl } from '../daemon-client.js';
 import { CLIENT_KEY_HELP } from './env.js';
+import { gatewayCmd } from '../invocation.js';
 
 export function registerRun(program: Command): void {
   program.command('run')
@@ -15,7 +16,7 @@ export function registerRun(program: Command): void {
     .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
     .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
     .passThroughOptions()
-    .addHelpText('after', `\nExample: gateway run -- claude\n${CLIENT_KEY_HELP}`)
+    .addHelpText('after', `\nExample: ${gatewayCmd('run -- claude')}\n${CLIENT_KEY_HELP}`)
     .action((command: string[], opts: { key?: string; insecureStorage?: boolean }) => runWithEnv(command, opts));
 }
 
@@ -23,7 +24,7 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
   const dir = cliStateDir();
   const { key } = await ensureClientKey({ dir, env: process.env, name: opts.key, insecureStorage: opts.insecureStorage });
   const { url, running } = gatewayUrl(dir);
-  if (!running) note('note: the gateway is not running; start it with: gateway start');
+  if (!running) note(`note: the gateway is not running; start it with: ${gatewayCmd('start')}`);
   const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(url, key, 'all')) };
   // These would make an SDK send another credential instead of the gateway key.
   for (const v of conflictingVars('all', env)) {

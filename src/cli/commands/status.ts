@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { CliError, cliStateDir, formatDuration, out, printJson } from '../common.js';
 import { adminRequest, findDaemon, type DaemonStatus } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 /** `systemctl status`'s code for a unit that is not running. */
 export const NOT_RUNNING = 3;
@@ -21,7 +22,7 @@ async function status(opts: { json?: boolean }): Promise<void> {
   const d = findDaemon(dir);
   if (!d) {
     if (opts.json) printJson({ running: false });
-    else out('gateway is not running (start it with: gateway start)');
+    else out(`gateway is not running (start it with: ${gatewayCmd('start')})`);
     process.exitCode = NOT_RUNNING;
     return;
   }

@@ -8,9 +8,10 @@ import { resolveModel } from '../../../providers/models.js';
 import { PROVIDERS, type ProviderId } from '../../../providers/types.js';
 import { ensureClientKey } from '../../client-env.js';
 import { CliError, note } from '../../common.js';
-import { clientUrl, findDaemon } from '../../daemon-client.js';
+import { clientUrl, findDaemon, notRunningMessage } from '../../daemon-client.js';
 import { themeFor } from '../common/theme.js';
 import { ChatRequestError, createChatClient, type ChatClient, type ChatMessage } from './client.js';
+import { gatewayCmd } from '../../invocation.js';
 
 export const CHAT_KEY_NAME = 'chat';
 
@@ -47,7 +48,7 @@ async function pickModel(dir: string, client: ChatClient, explicit: string | und
   const ids = await client.models().catch(() => [] as string[]);
   const first = PROVIDERS.find((p) => ids.some((id) => id.startsWith(`${p}/`)));
   if (first) return WELL_KNOWN_MODELS[first];
-  throw new CliError('no provider key is configured, so chat has no model to use; add one (gateway providers set anthropic) or pass --model');
+  throw new CliError(`no provider key is configured, so chat has no model to use; add one (${gatewayCmd('providers set anthropic')}) or pass --model`);
 }
 
 /** Refuses, before sending anything, a model name the gateway could not route (aliases read fresh). */
@@ -70,10 +71,10 @@ async function rememberModel(dir: string, model: string): Promise<void> {
 
 export async function runChat(opts: ChatOptions): Promise<void> {
   const daemon = findDaemon(opts.dir);
-  if (!daemon) throw new CliError('the gateway is not running (start it with: gateway start)');
+  if (!daemon) throw new CliError(notRunningMessage());
   const piped = !process.stdin.isTTY;
   if (opts.message === undefined && !piped && !process.stdout.isTTY) {
-    throw new CliError('interactive chat needs a terminal; pass a message (gateway chat "…") or pipe one in');
+    throw new CliError(`interactive chat needs a terminal; pass a message (${gatewayCmd('chat "…"')}) or pipe one in`);
   }
   const { key } = await ensureClientKey({ dir: opts.dir, env: process.env, name: CHAT_KEY_NAME, insecureStorage: opts.insecureStorage });
   // Found again for each request, so a chat outlives a daemon restart on another port.
@@ -95,7 +96,7 @@ export async function runChat(opts: ChatOptions): Promise<void> {
   const app = render(
     createElement(ChatApp, {
       client, model, system: opts.system ?? null, theme: themeFor(process.env),
-      banner: `gateway chat · ${clientUrl(daemon.url)} · /help for commands · ctrl-d to leave`,
+      banner: `${gatewayCmd('chat')} · ${clientUrl(daemon.url)} · /help for commands · ctrl-d to leave`,
       checkModel: checkModel(opts.dir),
       onModelUsed: (m: string) => { void rememberModel(opts.dir, m); },
       saveFile: async (path: string, content: string) => {
