@@ -108,28 +108,53 @@ function adminToken(dir: string): string {
   }
 }
 
-/** Calls `/admin/<path>` on the running daemon and returns the parsed JSON (or undefined for no body). */
-export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST', path: string, timeoutMs = 3_000): Promise<T> {
+/** An admin call the daemon answered with an error status (`status`), or did not answer (none). */
+export class AdminError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+/** The message of a daemon error answer ({"error": {"message"}}), if it has one. */
+function errorMessage(text: string): string | undefined {
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    return typeof m === 'string' ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `/admin/<path>` on the running daemon (with `body` as JSON, when given) and returns the
+ * parsed JSON (or undefined for no body). Throws AdminError.
+ */
+export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST' | 'DELETE', path: string, timeoutMs = 3_000, body?: unknown): Promise<T> {
   const d = findDaemon(dir);
-  if (!d) throw new Error(notRunningMessage());
+  if (!d) throw new AdminError(notRunningMessage());
   let res: Response;
   try {
     res = await fetch(`${d.url}/admin/${path}`, {
       method,
-      headers: { authorization: `Bearer ${adminToken(dir)}` },
+      headers: { authorization: `Bearer ${adminToken(dir)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
     const why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e as Error).message;
-    throw new Error(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
+    throw new AdminError(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
   }
   const text = await res.text();
-  if (!res.ok) throw new Error(`the daemon answered /admin/${path} with HTTP ${res.status}`);
+  if (!res.ok) {
+    const why = errorMessage(text);
+    throw new AdminError(`the daemon answered /admin/${path} with HTTP ${res.status}${why ? `: ${why}` : ''}`, res.status);
+  }
   if (!text) return undefined as T;
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new Error(`the daemon answered /admin/${path} with something that is not JSON`);
+    throw new AdminError(`the daemon answered /admin/${path} with something that is not JSON`);
   }
 }
 
