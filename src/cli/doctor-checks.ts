@@ -1,5 +1,6 @@
-// The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix.
-// No check prints or returns a secret: provider keys are reported by origin only.
+// The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix; a
+// check that passes with a caveat is a warning (ok, with `warning: true`). No check prints or
+// returns a secret: provider keys are reported by origin only.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
@@ -10,7 +11,7 @@ import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
 import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
 import { gatewayCmd } from './invocation.js';
 
-export interface Check { id: string; ok: boolean; title: string; detail: string; fix?: string }
+export interface Check { id: string; ok: boolean; warning?: boolean; title: string; detail: string; fix?: string }
 
 const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config];
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
@@ -62,7 +63,13 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
       ? { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers (service "${source.keychain.service}")` }
       : { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers, but it does not survive a reboot: keys stored there are lost on restart`, fix: 'run a Secret Service (e.g. gnome-keyring) for keys that persist, or set GATEWAY_<PROVIDER>_API_KEY' });
   } catch (e) {
-    checks.push({ id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: `unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or ${gatewayCmd('providers set <p> --insecure-storage')}` });
+    // Provider keys from the environment (or the insecure file) with no keychain at all is how
+    // SSH boxes, containers and CI run: it works, with one caveat. No key from anywhere is broken.
+    const where = { environment: 'the environment', 'insecure-file': 'the insecure file', keychain: 'the keychain' } as const;
+    const elsewhere = [...new Set(lookups.flatMap((l) => (l.secret && l.secret.origin !== 'keychain' ? [where[l.secret.origin]] : [])))];
+    checks.push(elsewhere.length > 0
+      ? { id: 'keychain', ok: true, warning: true, title: 'keychain', detail: `none usable here (${(e as Error).message.replace(/^no usable keychain: /, '')}); provider keys come from ${elsewhere.join(' and ')}`, fix: `fine for start, chat and run; ${gatewayCmd('env')} needs --insecure-storage, or set its variables yourself with a key from ${gatewayCmd('keys create')}` }
+      : { id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: `unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or ${gatewayCmd('providers set <p> --insecure-storage')}` });
   }
   const anySet = lookups.some((l) => l.secret);
   for (const l of lookups) {

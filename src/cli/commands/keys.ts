@@ -118,6 +118,6 @@ async function revokeKey(idOrName: string): Promise<void> {
   const rec = store.revoke(before.id);
   out(`Revoked key ${rec.id} ("${rec.name}").`);
   const { forgetClientKey } = await import('../client-env.js');
-  if (await forgetClientKey({ dir, env: process.env, record: rec })) note(`Deleted its stored plaintext (it was a client key for env/run).`);
+  if (await forgetClientKey({ dir, env: process.env, record: rec })) note(`Deleted its stored plaintext (it was a client key).`);
   await reloadAndReport(dir);
 }
