@@ -5,6 +5,7 @@
 import { KeyStore } from '../daemon/store/keys.js';
 import { CliError } from './common.js';
 import { AdminError, adminRequest, findDaemon, notRunningMessage } from './daemon-client.js';
+import { gatewayCmd } from './invocation.js';
 
 export type SessionPurpose = 'chat' | 'run';
 
@@ -24,6 +25,7 @@ export async function openSessionKey(dir: string, purpose: SessionPurpose): Prom
   try {
     created = await adminRequest<Created>(dir, 'POST', 'session-keys', 5_000, { purpose });
   } catch (e) {
+    if (e instanceof AdminError && e.status === 404) throw new CliError(`the running gateway is older than this CLI and gives no short-lived keys; restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}`);
     throw new CliError(`cannot get a key from the running gateway: ${(e as Error).message}`);
   }
   const { id } = created;

@@ -70,6 +70,22 @@ describe('a session key from the CLI side (openSessionKey)', () => {
     await s.end(); // twice is harmless
   });
 
+  it('says what to do when the running daemon is an older one, without the route', async () => {
+    const { createServer } = await import('node:http');
+    const old = createServer((_req, res) => { res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no route"}}'); });
+    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+    const home = makeTempHome();
+    try {
+      const port = (old.address() as { port: number }).port;
+      writeFileSync(join(home.dir, 'daemon.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port, url: `http://127.0.0.1:${port}`, startedAt: '' }));
+      writeFileSync(join(home.dir, 'admin-token'), 'token');
+      await expect(openSessionKey(home.dir, 'chat')).rejects.toThrow(/^the running gateway is older than this CLI and gives no short-lived keys; restart it: .*stop && .*start$/);
+    } finally {
+      home.cleanup();
+      await new Promise((resolve) => old.close(resolve));
+    }
+  });
+
   it('says in one line that no gateway runs', async () => {
     const empty = makeTempHome();
     try {
