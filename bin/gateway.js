@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// The `gateway` command. It checks the Node version, then loads the compiled CLI lazily so a
-// missing build gives a clear one-line error instead of a stack trace.
-const major = Number(process.versions.node.split('.')[0]);
-if (major < 22) {
-  process.stderr.write(`error: gateway needs Node.js 22 or newer; this is ${process.version}\n`);
+// The `gateway` command. It checks the Node version against package.json `engines.node` (in plain
+// JavaScript an old Node can run), then loads the compiled CLI lazily so a missing build gives a
+// clear one-line error instead of a stack trace.
+import { nodeVersionProblem } from './node-check.js';
+
+const problem = nodeVersionProblem('gateway');
+if (problem) {
+  process.stderr.write('error: ' + problem + '\n');
   process.exit(1);
 }
 import('../dist/cli/main.js').then(

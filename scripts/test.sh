@@ -4,6 +4,8 @@
 # and never the user's own keyring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Too old a Node (package.json engines.node) fails here in one line, before anything runs on it.
+node bin/node-check.js 'npm test' || exit 1
 npx tsc -p tsconfig.json
 if [ "$(uname -s)" = Linux ] && [ -z "${GATEWAY_TEST_IN_DBUS:-}" ] \
    && command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null; then

@@ -1,13 +1,15 @@
-// What `env`, `run` (and `chat`) hand to SDKs: the daemon's base URLs and a "client key".
-// Proxy keys are stored only as hashes, so a key printed later must have its plaintext held
-// somewhere: client keys are ordinary proxy keys whose plaintext is also kept in the keychain
-// (account `proxy-key:<name>`), created on first use. A key made by `gateway keys create` was shown
-// once and is not held, so it cannot be used here.
+// What `env` prints for SDKs: the daemon's base URLs and a "client key" (`run` and `chat` use the
+// same variables with a short-lived key instead, see session-key.ts). Proxy keys are stored only
+// as hashes, so a key printed later must have its plaintext held somewhere: client keys are
+// ordinary proxy keys whose plaintext is also kept in the keychain (account `proxy-key:<name>`),
+// created on first use. A key made by `gateway keys create` was shown once and is not held, so it
+// cannot be used here.
 import type { ProviderId } from '../providers/types.js';
 import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
 import { ensureStateDir } from '../daemon/store/paths.js';
 import { CliError, note } from './common.js';
 import { reloadAndReport } from './daemon-client.js';
+import { gatewayCmd } from './invocation.js';
 
 export const CLIENT_KEY_ACCOUNT_PREFIX = 'proxy-key:';
 export const DEFAULT_CLIENT_KEY_NAME = 'env';
@@ -43,6 +45,12 @@ function matchingActive(store: KeyStore, name: string, key: string): KeyRecord |
   return store.list().find((k) => k.name === name && keyStatus(k) === 'active' && sameHash(k.hash, h));
 }
 
+/** One short line naming both ways out; the keychain's long story is doctor's to tell. */
+function noKeychain(e: Error): CliError {
+  const why = (e as { code?: string }).code === 'unavailable' ? 'none is usable here' : e.message;
+  return new CliError(`cannot keep a client key in a keychain: ${why} (see: ${gatewayCmd('doctor')}); set the variables yourself with a key from \`${gatewayCmd('keys create')}\`, or re-run with --insecure-storage`);
+}
+
 /**
  * The plaintext of the client key `name`, creating it (and storing it in the keychain, or in the
  * 0600 insecure file with `insecureStorage`) when there is no usable one yet.
@@ -56,13 +64,13 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
   const secrets = await import('../daemon/store/secret-source.js');
   const keychain = openKeychain({ env: opts.env });
 
-  let keychainError: string | undefined;
+  let keychainError: Error | undefined;
   const held: string[] = [];
   try {
     const k = await keychain.get(account);
     if (k) held.push(k);
   } catch (e) {
-    keychainError = (e as Error).message;
+    keychainError = e instanceof Error ? e : new Error(String(e));
   }
   const fromFile = secrets.readInsecureSecrets(dir)[account];
   if (fromFile) held.push(fromFile);
@@ -73,15 +81,13 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
 
   const existing = store.list().find((k) => k.name === name && keyStatus(k) === 'active');
   if (existing && keychainError) {
-    throw new CliError(`cannot read the client key "${name}" from the keychain: ${keychainError}`);
+    throw new CliError(`cannot read the client key "${name}" from the keychain: ${keychainError.message}`);
   }
   if (existing) {
-    throw new CliError(`the key "${name}" (${existing.id}) was not created by env/run, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: gateway keys revoke ${existing.id}`);
+    throw new CliError(`the key "${name}" (${existing.id}) was not created by env, so its plaintext is not held and cannot be shown again; use another --key name, or revoke it: ${gatewayCmd(`keys revoke ${existing.id}`)}`);
   }
 
-  if (!opts.insecureStorage && keychainError) {
-    throw new CliError(`cannot keep a client key in a keychain: ${keychainError}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
-  }
+  if (!opts.insecureStorage && keychainError) throw noKeychain(keychainError);
   const { key, record } = store.create({ name });
   try {
     if (opts.insecureStorage) {
@@ -92,9 +98,9 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
     }
   } catch (e) {
     store.revoke(record.id);
-    throw new CliError(`cannot keep a client key in a keychain: ${(e as Error).message}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
+    throw noKeychain(e instanceof Error ? e : new Error(String(e)));
   }
-  note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env/run. Revoke it with: gateway keys revoke ${name}`);
+  note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env. Revoke it with: ${gatewayCmd(`keys revoke ${name}`)}`);
   await reloadAndReport(dir);
   return { key, record, created: true };
 }

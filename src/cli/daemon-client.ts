@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
+import { gatewayCmd } from './invocation.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -34,6 +35,11 @@ export function isPidAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The one line for "no daemon runs", with the command that starts one. */
+export function notRunningMessage(): string {
+  return `the gateway is not running (start it with: ${gatewayCmd('start')})`;
 }
 
 /** The recorded daemon, whether or not it still runs (`alive` tells). Undefined when none recorded. */
@@ -98,32 +104,57 @@ function adminToken(dir: string): string {
   try {
     return readFileSync(join(dir, FILES.adminToken), 'utf8').trim();
   } catch {
-    throw new Error(`the daemon's admin token (${join(dir, FILES.adminToken)}) is missing; restart it: gateway stop && gateway start`);
+    throw new Error(`the daemon's admin token (${join(dir, FILES.adminToken)}) is missing; restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}`);
   }
 }
 
-/** Calls `/admin/<path>` on the running daemon and returns the parsed JSON (or undefined for no body). */
-export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST', path: string, timeoutMs = 3_000): Promise<T> {
+/** An admin call the daemon answered with an error status (`status`), or did not answer (none). */
+export class AdminError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+/** The message of a daemon error answer ({"error": {"message"}}), if it has one. */
+function errorMessage(text: string): string | undefined {
+  try {
+    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+    return typeof m === 'string' ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `/admin/<path>` on the running daemon (with `body` as JSON, when given) and returns the
+ * parsed JSON (or undefined for no body). Throws AdminError.
+ */
+export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'POST' | 'DELETE', path: string, timeoutMs = 3_000, body?: unknown): Promise<T> {
   const d = findDaemon(dir);
-  if (!d) throw new Error('the gateway is not running (start it with: gateway start)');
+  if (!d) throw new AdminError(notRunningMessage());
   let res: Response;
   try {
     res = await fetch(`${d.url}/admin/${path}`, {
       method,
-      headers: { authorization: `Bearer ${adminToken(dir)}` },
+      headers: { authorization: `Bearer ${adminToken(dir)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
     const why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e as Error).message;
-    throw new Error(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
+    throw new AdminError(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
   }
   const text = await res.text();
-  if (!res.ok) throw new Error(`the daemon answered /admin/${path} with HTTP ${res.status}`);
+  if (!res.ok) {
+    const why = errorMessage(text);
+    throw new AdminError(`the daemon answered /admin/${path} with HTTP ${res.status}${why ? `: ${why}` : ''}`, res.status);
+  }
   if (!text) return undefined as T;
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new Error(`the daemon answered /admin/${path} with something that is not JSON`);
+    throw new AdminError(`the daemon answered /admin/${path} with something that is not JSON`);
   }
 }
 
@@ -142,5 +173,5 @@ export async function reloadIfRunning(dir: string): Promise<'reloaded' | 'not-ru
 export async function reloadAndReport(dir: string): Promise<void> {
   const r = await reloadIfRunning(dir);
   if (r === 'reloaded') process.stderr.write('The running gateway reloaded.\n');
-  else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: gateway stop && gateway start\n`);
+  else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}\n`);
 }

@@ -1,5 +1,6 @@
-// The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix.
-// No check prints or returns a secret: provider keys are reported by origin only.
+// The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix; a
+// check that passes with a caveat is a warning (ok, with `warning: true`). No check prints or
+// returns a secret: provider keys are reported by origin only.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
@@ -7,18 +8,20 @@ import { ENV_KEY_NAMES } from '../daemon/store/secrets.js';
 import { PROVIDERS } from '../providers/types.js';
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
+import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
+import { gatewayCmd } from './invocation.js';
 
-export interface Check { id: string; ok: boolean; title: string; detail: string; fix?: string }
+export interface Check { id: string; ok: boolean; warning?: boolean; title: string; detail: string; fix?: string }
 
-const MIN_NODE_MAJOR = 22;
 const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config];
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
 
-function checkNode(): Check {
-  const major = Number(process.versions.node.split('.')[0]);
-  return major >= MIN_NODE_MAJOR
-    ? { id: 'node', ok: true, title: 'Node.js', detail: process.version }
-    : { id: 'node', ok: false, title: 'Node.js', detail: `${process.version} is too old`, fix: `install Node.js ${MIN_NODE_MAJOR} or newer` };
+/** The same minimum (package.json engines.node) and message as bin/gateway.js's own check. */
+export function checkNode(version = process.versions.node): Check {
+  const range = requiredRange();
+  return nodeVersionProblem('gateway', version, range) === undefined
+    ? { id: 'node', ok: true, title: 'Node.js', detail: `v${version} (needs ${range})` }
+    : { id: 'node', ok: false, title: 'Node.js', detail: `v${version} is too old: gateway needs ${range}`, fix: howToGetNode() };
 }
 
 function checkStateDir(dir: string): Check[] {
@@ -60,14 +63,20 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
       ? { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers (service "${source.keychain.service}")` }
       : { id: 'keychain', ok: true, title: 'keychain', detail: `${b.name} answers, but it does not survive a reboot: keys stored there are lost on restart`, fix: 'run a Secret Service (e.g. gnome-keyring) for keys that persist, or set GATEWAY_<PROVIDER>_API_KEY' });
   } catch (e) {
-    checks.push({ id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: 'unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or `gateway providers set <p> --insecure-storage`' });
+    // Provider keys from the environment (or the insecure file) with no keychain at all is how
+    // SSH boxes, containers and CI run: it works, with one caveat. No key from anywhere is broken.
+    const where = { environment: 'the environment', 'insecure-file': 'the insecure file', keychain: 'the keychain' } as const;
+    const elsewhere = [...new Set(lookups.flatMap((l) => (l.secret && l.secret.origin !== 'keychain' ? [where[l.secret.origin]] : [])))];
+    checks.push(elsewhere.length > 0
+      ? { id: 'keychain', ok: true, warning: true, title: 'keychain', detail: `none usable here (${(e as Error).message.replace(/^no usable keychain: /, '')}); provider keys come from ${elsewhere.join(' and ')}`, fix: `fine for start, chat and run; ${gatewayCmd('env')} needs --insecure-storage, or set its variables yourself with a key from ${gatewayCmd('keys create')}` }
+      : { id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: `unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or ${gatewayCmd('providers set <p> --insecure-storage')}` });
   }
   const anySet = lookups.some((l) => l.secret);
   for (const l of lookups) {
     const where = l.secret?.origin === 'environment' ? `environment (${ENV_KEY_NAMES[l.provider]})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;
     checks.push(l.secret
       ? { id: `provider-${l.provider}`, ok: true, title: `${l.provider} key`, detail: `set, from the ${where}` }
-      : { id: `provider-${l.provider}`, ok: anySet, title: `${l.provider} key`, detail: anySet ? 'not set (requests to this provider get 503)' : 'not set; no provider has a key', fix: `gateway providers set ${l.provider}` });
+      : { id: `provider-${l.provider}`, ok: anySet, title: `${l.provider} key`, detail: anySet ? 'not set (requests to this provider get 503)' : 'not set; no provider has a key', fix: gatewayCmd(`providers set ${l.provider}`) });
   }
   return checks;
 }
@@ -77,17 +86,17 @@ async function checkDaemon(dir: string, env: NodeJS.ProcessEnv): Promise<Check> 
   if (rec?.alive) {
     return (await healthy(rec.url, 3_000))
       ? { id: 'daemon', ok: true, title: 'daemon', detail: `running at ${rec.url} (pid ${rec.pid}) and answers /healthz` }
-      : { id: 'daemon', ok: false, title: 'daemon', detail: `pid ${rec.pid} is recorded at ${rec.url} but does not answer /healthz`, fix: 'gateway logs; then gateway stop && gateway start' };
+      : { id: 'daemon', ok: false, title: 'daemon', detail: `pid ${rec.pid} is recorded at ${rec.url} but does not answer /healthz`, fix: `${gatewayCmd('logs')}; then ${gatewayCmd('stop')} && ${gatewayCmd('start')}` };
   }
   let port: number;
   try { port = configuredPort(env); } catch (e) {
     return { id: 'daemon', ok: false, title: 'daemon', detail: (e as Error).message, fix: 'set GATEWAY_PORT to a port number or unset it' };
   }
   if (port === 0 || (await portIsFree(DEFAULT_HOST, port))) {
-    return { id: 'daemon', ok: true, title: 'daemon', detail: `not running; port ${port} is free (start it: gateway start)` };
+    return { id: 'daemon', ok: true, title: 'daemon', detail: `not running; port ${port} is free (start it: ${gatewayCmd('start')})` };
   }
   const owner = await findPortOwner(port);
-  return { id: 'daemon', ok: false, title: 'daemon', detail: `not running, and port ${port} is held by ${describeOwner(owner)}`, fix: `stop that program, or use another port: gateway start --port ${port + 1} (or GATEWAY_PORT)` };
+  return { id: 'daemon', ok: false, title: 'daemon', detail: `not running, and port ${port} is held by ${describeOwner(owner)}`, fix: `stop that program, or use another port: ${gatewayCmd(`start --port ${port + 1}`)} (or GATEWAY_PORT)` };
 }
 
 function redact(value: string): string {
@@ -100,7 +109,7 @@ function checkProxyVars(env: NodeJS.ProcessEnv): Check {
   if (diverting.length === 0 && set.length > 0) return { id: 'proxy-env', ok: true, title: 'proxy variables', detail: `only ${set.join(', ')} set; nothing is diverted` };
   if (set.length === 0) return { id: 'proxy-env', ok: true, title: 'proxy variables', detail: 'none of HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY is set' };
   const detail = set.map((v) => `${v}=${redact(env[v]!)}`).join(', ');
-  return { id: 'proxy-env', ok: false, title: 'proxy variables', detail: `${detail}: upstream calls may be diverted through a proxy, and clients may send local requests to it`, fix: 'unset them in the shell that runs gateway start unless the proxy is intended; add 127.0.0.1,localhost to NO_PROXY so clients reach the gateway directly' };
+  return { id: 'proxy-env', ok: false, title: 'proxy variables', detail: `${detail}: upstream calls may be diverted through a proxy, and clients may send local requests to it`, fix: `unset them in the shell that runs ${gatewayCmd('start')} unless the proxy is intended; add 127.0.0.1,localhost to NO_PROXY so clients reach the gateway directly` };
 }
 
 export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {

@@ -19,6 +19,7 @@ import { registerUsage } from './commands/usage.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerMonitor } from './commands/monitor.js';
 import { registerChat } from './commands/chat.js';
+import { gatewayCmd, gatewayName } from './invocation.js';
 
 /** Each entry adds one top-level command; add new commands here. */
 const COMMANDS: ((program: Command) => void)[] = [
@@ -35,7 +36,7 @@ function version(): string {
 }
 
 export function buildProgram(): Command {
-  const program = new Command('gateway')
+  const program = new Command(gatewayName())
     .description('A localhost gateway for Anthropic, OpenAI and Gemini: provider keys stay in your OS keychain, clients get local sk-proxy- keys.')
     .version(version(), '-V, --version', 'print the version')
     .enablePositionalOptions()
@@ -49,9 +50,9 @@ GATEWAY_KEYCHAIN_SERVICE (keychain service name, default model-gateway), GATEWAY
 (Linux: secret-service or keyutils, instead of auto-detection).
 
 Quick start:
-  printenv ANTHROPIC_KEY | gateway providers set anthropic --stdin
-  gateway start
-  eval "$(gateway env)"`);
+  printenv ANTHROPIC_KEY | ${gatewayCmd('providers set anthropic --stdin')}
+  ${gatewayCmd('start')}
+  eval "$(${gatewayCmd('env')})"`);
   for (const register of COMMANDS) register(program);
   return program;
 }

@@ -1,10 +1,12 @@
-// The daemon's own admin API for the CLI (status, reload, events, shutdown). Every route requires
-// the admin token written 0600 to the state directory at start; no CORS headers are ever sent.
+// The daemon's own admin API for the CLI (status, reload, events, shutdown, session keys). Every
+// route requires the admin token written 0600 to the state directory at start; no CORS headers
+// are ever sent.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import type { GatewayEvent } from './events.js';
+import { handleSessionKeys, SESSION_KEYS_PATH } from './session-keys.js';
 import { sseData } from './sse.js';
 
 export interface AdminHooks {
@@ -13,6 +15,7 @@ export interface AdminHooks {
   url: () => string;
   reload: () => Promise<void>;
   onShutdown: () => void;
+  sessionLeaseMs: number;
 }
 
 export function isAdminRequest(req: IncomingMessage, token: string): boolean {
@@ -29,6 +32,11 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (path === SESSION_KEYS_PATH || path.startsWith(`${SESSION_KEYS_PATH}/`)) {
+    if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
+    await handleSessionKeys(ctx, req, res, path.slice(SESSION_KEYS_PATH.length), hooks.sessionLeaseMs);
+    return true;
+  }
   const routes: Record<string, string> = {
     '/admin/status': 'GET', '/admin/reload': 'POST', '/admin/events': 'GET', '/admin/shutdown': 'POST',
   };

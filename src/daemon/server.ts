@@ -12,6 +12,7 @@ import { EventBus } from './events.js';
 import { assertPlainPath, splitTarget } from './http-util.js';
 import { handleNative } from './passthrough.js';
 import { ProviderKeys } from './provider-keys.js';
+import { SESSION_LEASE_MS } from './session-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
 import { handleModel, handleModels, MODEL_PATH } from './models-list.js';
@@ -40,6 +41,8 @@ export interface DaemonOptions {
   mounts?: Mount[];
   /** Called by POST /admin/shutdown after the response is sent. */
   onShutdown?: () => void;
+  /** How long a session key (chat, run) lives without a renewal; default SESSION_LEASE_MS. */
+  sessionLeaseMs?: number;
 }
 
 export interface RunningDaemon {
@@ -85,7 +88,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await providerKeys.reload();
     if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
   };
-  const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url };
+  const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url, sessionLeaseMs: opts.sessionLeaseMs ?? SESSION_LEASE_MS };
 
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
   const route = async (req: IncomingMessage, res: ServerResponse, seen: { facts?: RequestFacts }): Promise<void> => {

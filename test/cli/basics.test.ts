@@ -32,7 +32,7 @@ describe('help', () => {
     [['status'], ['--json']],
     [['logs'], ['--follow', '--lines']],
     [['env'], ['--key', 'proxy-key:<name>', 'OPENAI_BASE_URL', 'GOOGLE_GEMINI_BASE_URL']],
-    [['run'], ['--key', '<command...>']],
+    [['run'], ['<command...>', 'is a short-lived one', 'Needs a running gateway']],
     [['models', 'alias'], ['<name>', '<target>']],
     [['models', 'unalias'], ['<name>']],
     [['models', 'aliases'], ['--json']],
@@ -199,7 +199,7 @@ describe('doctor', () => {
   it('human output is one ✓/✗ line per check and never shows a provider key', async () => {
     const r = await runCli(['doctor'], { home: home.dir, env: { GATEWAY_OPENAI_API_KEY: 'sk-doctor-secret-0123456789', GATEWAY_PORT: '0' } });
     const lines = r.stdout.trimEnd().split('\n');
-    for (const l of lines) expect(l).toMatch(/^[✓✗] /);
+    for (const l of lines) expect(l).toMatch(/^[✓!✗] /);
     expect(r.stdout).toMatch(/✓ openai key: set, from the environment \(GATEWAY_OPENAI_API_KEY\)/);
     expect(r.stdout).not.toContain('sk-doctor-secret');
     expect(r.stdout).not.toContain('6789');

@@ -25,7 +25,7 @@ function send(text: string): void {
 
 describe.skipIf(!hasTmux)('gateway chat in tmux', () => {
   it('streams an answer token by token onto the screen', async () => {
-    tmux.start('chat', [process.execPath, GATEWAY_BIN, 'chat', '--insecure-storage', '--model', 'openai/gpt-5.4'], { GATEWAY_HOME: gw.home, ...gw.env });
+    tmux.start('chat', [process.execPath, GATEWAY_BIN, 'chat', '--model', 'openai/gpt-5.4'], { GATEWAY_HOME: gw.home, ...gw.env });
     await tmux.waitFor('chat', (s) => s.includes('message, or /help') && s.includes('openai/gpt-5.4  no answer yet'), 'the chat prompt');
     gw.mocks.openai.setHandler(slowOpenAI({ delayMs: 120, pieces: ['Streaming ', 'answer: ', ...words(12), '\n', '```sh\n', 'echo done\n', '```\n', 'The end.'] }));
     send('Tell me something');

@@ -1,9 +1,9 @@
 // Runs the real `gateway` binary (node bin/gateway.js, built into dist/) the way a user would,
 // with GATEWAY_HOME pointing at a temp dir, and captures stdout, stderr and the exit code.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -21,9 +21,24 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
-/** The environment a test CLI run starts from: this process's, minus every GATEWAY_* variable. */
+/**
+ * A directory holding a `gateway` link to bin/gateway.js, as a global install makes: with it first
+ * on the PATH, the CLI's hints say `gateway …`, which then works as printed.
+ */
+export const GATEWAY_PATH_DIR = join(REPO_ROOT, 'test-artifacts', 'path-bin');
+
+function ensureGatewayOnPath(): void {
+  mkdirSync(GATEWAY_PATH_DIR, { recursive: true });
+  try { symlinkSync(GATEWAY_BIN, join(GATEWAY_PATH_DIR, 'gateway')); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
+
+/** The environment a test CLI run starts from: this process's, minus every GATEWAY_* variable, with `gateway` on the PATH. */
 export function baseEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEWAY_')));
+  ensureGatewayOnPath();
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GATEWAY_')));
+  return { ...env, PATH: `${GATEWAY_PATH_DIR}${delimiter}${env.PATH ?? ''}` };
 }
 
 export function runCli(args: string[], opts: CliOptions): Promise<CliResult> {

@@ -22,7 +22,7 @@ describe('help', () => {
     const monitor = gateway(['monitor', '--help']).stdout;
     for (const s of ['--json', 'enter shows its details', 'NO_COLOR', 'jq']) expect(monitor).toContain(s);
     const chat = gateway(['chat', '--help']).stdout;
-    for (const s of ['--model', '--system', '--insecure-storage', '/model <name>', '/save <file>', 'Shift-Enter', 'revoke it with: gateway keys revoke chat']) expect(chat).toContain(s);
+    for (const s of ['--model', '--system', '/model <name>', '/save <file>', 'Shift-Enter', 'short-lived key', 'no keychain is needed']) expect(chat).toContain(s);
     expect(gateway(['start', '--help']).stdout).toContain('--no-monitor');
   });
 

@@ -12,7 +12,7 @@ let gw: RealGateway;
 beforeAll(async () => { gw = await startRealGateway(); }, 30_000);
 afterAll(async () => { await gw?.stop(); });
 
-const chat = (args: string[], input?: string) => gw.cli(['chat', '--insecure-storage', ...args], { input });
+const chat = (args: string[], input?: string) => gw.cli(['chat', ...args], { input });
 
 function oneLineError(r: { code: number | null; stderr: string; stdout: string }, pattern: RegExp): void {
   expect(r.code).toBe(1);
@@ -66,20 +66,23 @@ describe('gateway monitor, piped', () => {
 });
 
 describe('gateway chat, scripted', () => {
-  it('answers a message given as argument, creating its "chat" key once and reusing it', async () => {
+  it('answers a message given as argument, with a short-lived key of its own that ends with it', async () => {
     const r = await chat(['-m', 'openai/gpt-5.4', 'Say hi']);
-    expect(r.stderr).toContain('Created client key "chat"');
+    expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${MOCK_TEXT}\n`);
     const again = await chat(['Say hi again']);
     expect(again.code).toBe(0);
-    expect(again.stderr).not.toContain('Created');
     expect(again.stdout).toBe(`${MOCK_TEXT}\n`);
     // Without --model, the model of the last chat is used again.
     const sent = JSON.parse(gw.mocks.openai.requests.at(-1)!.body.toString()) as { model: string; messages: unknown[] };
     expect(sent).toMatchObject({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'Say hi again' }] });
+    // Each chat had its own key (the access log names them), and none is left.
+    // (The daemon writes its log in batches: wait for the lines.)
+    const used = async () => new Set((await gw.cli(['logs'])).stdout.match(/key=chat\.[0-9a-f]{8} -> 200/g)).size;
+    await expect.poll(used, { timeout: 5_000 }).toBe(2);
     const keys = JSON.parse((await gw.cli(['keys', 'list', '--json'])).stdout) as Array<{ name: string; status: string }>;
-    expect(keys.filter((k) => k.name === 'chat' && k.status === 'active')).toHaveLength(1);
+    expect(keys.filter((k) => k.name.startsWith('chat') && k.status === 'active')).toEqual([]);
   });
 
   it('reads piped stdin, after the argument, and takes --system', async () => {
@@ -105,21 +108,10 @@ describe('gateway chat, scripted', () => {
     oneLineError(await chat(['-m', 'mystery-model', 'hi']), /^error: model "mystery-model" does not name a provider/);
   });
 
-  it('keeps its key in the keychain when one answers (else says to use --insecure-storage)', async () => {
-    const fresh = await startRealGateway();
-    try {
-      const probe = JSON.parse((await fresh.cli(['providers', 'list', '--json'])).stdout) as { keychain: { available: boolean } };
-      const first = await fresh.cli(['chat', '-m', 'openai/gpt-5.4', 'hi'], { input: '' });
-      if (!probe.keychain.available) {
-        oneLineError(first, /cannot keep a client key in a keychain: .*re-run with --insecure-storage/);
-        return;
-      }
-      expect(first.stderr).toMatch(/Created client key "chat" \(\w+\); its plaintext is kept in the keychain/);
-      expect(first.stdout).toBe(`${MOCK_TEXT}\n`);
-      const second = await fresh.cli(['chat', 'hi again'], { input: '' });
-      expect(second.stderr).not.toContain('Created');
-      expect(second.stdout).toBe(`${MOCK_TEXT}\n`);
-    } finally { await fresh.stop(); }
+  it('still accepts --insecure-storage from earlier versions, and says it is not needed', async () => {
+    const r = await chat(['--insecure-storage', '-m', 'openai/gpt-5.4', 'hi']);
+    expect(r.stderr).toBe('note: --insecure-storage is no longer needed: chat stores no key\n');
+    expect(r.stdout).toBe(`${MOCK_TEXT}\n`);
   });
 
   it('says clearly that no gateway runs', async () => {

@@ -7,6 +7,7 @@ import type { GatewayEvent } from '../../src/daemon/events.js';
 import type { ConnectionStatus } from '../../src/cli/events-client.js';
 import { MonitorApp, type EventSource } from '../../src/cli/ui/monitor/app.js';
 import { themeFor } from '../../src/cli/ui/common/theme.js';
+import { gatewayCmd } from '../../src/cli/invocation.js';
 import { failed, finished, firstByte, lifeOf, progress, started, T0 } from './monitor-events.js';
 
 const ESC = String.fromCharCode(27);
@@ -155,7 +156,8 @@ describe('monitor frames', () => {
   it('says plainly when no gateway runs, and when it comes back', async () => {
     const m = mount();
     m.status({ state: 'no-daemon', retryInMs: 250 });
-    await m.until((f) => f.includes('no gateway is running; start one with: gateway start'), 'no daemon');
+    // The hint names the command as this process was launched (npx gateway under npm test).
+    await m.until((f) => f.includes(`no gateway is running; start one with: ${gatewayCmd('start')}`), 'no daemon');
     m.connect();
     await m.until((f) => f.includes('connected to the gateway at http://127.0.0.1:8080 (pid 4242)'), 'connected note');
     m.emit(started('x'));

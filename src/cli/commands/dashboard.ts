@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { spawn } from 'node:child_process';
 import { CliError, cliStateDir, note, out } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 interface DashboardOpts { open: boolean }
 
@@ -40,7 +41,7 @@ function tryOpen(url: string): Promise<boolean> {
 
 async function dashboard(opts: DashboardOpts): Promise<void> {
   const dir = cliStateDir();
-  if (!findDaemon(dir)) throw new CliError('the gateway is not running; start it first: gateway start');
+  if (!findDaemon(dir)) throw new CliError(`the gateway is not running; start it first: ${gatewayCmd('start')}`);
   const { url, expiresAt } = await adminRequest<{ url: string; expiresAt: string }>(dir, 'POST', 'dashboard/login');
   const minutes = Math.max(1, Math.round((Date.parse(expiresAt) - Date.now()) / 60_000));
   if (!opts.open) {

@@ -7,12 +7,13 @@ import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
 import { readJsonSync } from '../../daemon/store/atomic.js';
 import { CliError, cliStateDir, note, out, printJson, shortDate, table } from '../common.js';
 import { reloadAndReport } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 export function registerKeys(program: Command): void {
   const cmd = program.command('keys').description('create, list and revoke the local sk-proxy- keys clients use');
 
   cmd.command('create')
-    .description('create a proxy key; prints it once, alone on stdout (KEY=$(gateway keys create)), details on stderr')
+    .description(`create a proxy key; prints it once, alone on stdout (KEY=$(${gatewayCmd('keys create')})), details on stderr`)
     .option('--name <name>', 'a name to find and revoke it by (letters, digits, . _ -); default key-<id>')
     .option('--expires <when>', 'expiry: a duration like 30d, 12h, 45m, 2w, or an ISO date; default never')
     .option('--models <list>', 'comma-separated models this key may use (e.g. claude-sonnet-4-5,gpt-4o); default all')
@@ -26,7 +27,7 @@ export function registerKeys(program: Command): void {
 
   cmd.command('revoke')
     .description('revoke a key by id or name; it stops working on its next request')
-    .argument('<id-or-name>', 'the key\'s id or name (see: gateway keys list)')
+    .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
     .action((idOrName: string) => revokeKey(idOrName));
 }
 
@@ -95,7 +96,7 @@ async function listKeys(opts: { json?: boolean }): Promise<void> {
     return;
   }
   if (rows.length === 0) {
-    out('No proxy keys yet. Create one: gateway keys create --name my-app');
+    out(`No proxy keys yet. Create one: ${gatewayCmd('keys create --name my-app')}`);
     return;
   }
   const lines = [['ID', 'NAME', 'CREATED', 'LAST USED', 'EXPIRES', 'MODELS', 'STATUS']];
@@ -109,7 +110,7 @@ async function revokeKey(idOrName: string): Promise<void> {
   const dir = cliStateDir();
   const store = new KeyStore(dir);
   const before = store.find(idOrName);
-  if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+  if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
   if (before.revokedAt) {
     out(`Key ${before.id} ("${before.name}") was already revoked at ${shortDate(before.revokedAt)}.`);
     return;
@@ -117,6 +118,6 @@ async function revokeKey(idOrName: string): Promise<void> {
   const rec = store.revoke(before.id);
   out(`Revoked key ${rec.id} ("${rec.name}").`);
   const { forgetClientKey } = await import('../client-env.js');
-  if (await forgetClientKey({ dir, env: process.env, record: rec })) note(`Deleted its stored plaintext (it was a client key for env/run).`);
+  if (await forgetClientKey({ dir, env: process.env, record: rec })) note(`Deleted its stored plaintext (it was a client key).`);
   await reloadAndReport(dir);
 }

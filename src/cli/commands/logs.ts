@@ -4,6 +4,7 @@ import { closeSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../../daemon/store/paths.js';
 import { CliError, cliStateDir, parsePositiveInt } from '../common.js';
+import { gatewayCmd } from '../invocation.js';
 
 export function registerLogs(program: Command): void {
   program.command('logs')
@@ -41,7 +42,7 @@ async function logs(opts: { lines: number; follow?: boolean }): Promise<void> {
   const path = join(cliStateDir(), FILES.log);
   let size: number;
   try { size = statSync(path).size; } catch {
-    throw new CliError(`no daemon log yet (${path}); it is written when the gateway runs in the background: gateway start`);
+    throw new CliError(`no daemon log yet (${path}); it is written when the gateway runs in the background: ${gatewayCmd('start')}`);
   }
   process.stdout.write(readRange(path, tailOffset(path, size, opts.lines), size));
   if (!opts.follow) return;

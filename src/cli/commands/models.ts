@@ -3,12 +3,13 @@
 import type { Command } from 'commander';
 import { CliError, cliStateDir, out, printJson, table } from '../common.js';
 import { reloadAndReport } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 export function registerModels(program: Command): void {
   const cmd = program.command('models').description('manage model aliases (name → provider/model) for the unified endpoint');
 
   cmd.command('alias')
-    .description('create or replace an alias, e.g. gateway models alias fast anthropic/claude-haiku-4-5')
+    .description(`create or replace an alias, e.g. ${gatewayCmd('models alias fast anthropic/claude-haiku-4-5')}`)
     .argument('<name>', 'the alias (letters, digits, . _ : -; no /)')
     .argument('<target>', 'provider/model, provider one of anthropic, openai, gemini, google')
     .action((name: string, target: string) => addAlias(name, target));
@@ -39,7 +40,7 @@ async function addAlias(name: string, target: string): Promise<void> {
 async function dropAlias(name: string): Promise<void> {
   const { removeAlias } = await import('../../daemon/store/config.js');
   const dir = cliStateDir();
-  if (!(await removeAlias(dir, name))) throw new CliError(`no alias named "${name}" (see: gateway models aliases)`);
+  if (!(await removeAlias(dir, name))) throw new CliError(`no alias named "${name}" (see: ${gatewayCmd('models aliases')})`);
   out(`Removed alias ${name}.`);
   await reloadAndReport(dir);
 }
@@ -49,6 +50,6 @@ async function listAliases(opts: { json?: boolean }): Promise<void> {
   const { aliases } = readConfig(cliStateDir());
   if (opts.json) return printJson(aliases);
   const names = Object.keys(aliases).sort();
-  if (names.length === 0) return out('No aliases. Add one: gateway models alias fast anthropic/claude-haiku-4-5');
+  if (names.length === 0) return out(`No aliases. Add one: ${gatewayCmd('models alias fast anthropic/claude-haiku-4-5')}`);
   for (const l of table([['ALIAS', 'TARGET'], ...names.map((n) => [n, aliases[n]!])])) out(l);
 }

@@ -6,6 +6,7 @@ import { ENV_KEY_NAMES } from '../../daemon/store/secrets.js';
 import { CliError, cliStateDir, note, out, printJson, table, PROVIDER_CHOICES } from '../common.js';
 import { cleanSecretInput, lastFour, promptHidden, readStdin } from '../prompt.js';
 import { reloadAndReport } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
 
 const ORIGIN_LABEL = { environment: 'environment', keychain: 'keychain', 'insecure-file': 'insecure file' } as const;
 const KEY_HINT: Record<ProviderId, string> = { anthropic: 'sk-ant-', openai: 'sk-', gemini: 'AIza' };
@@ -20,7 +21,7 @@ export function registerProviders(program: Command): void {
   cmd.command('set')
     .description('store a provider API key in the OS keychain (read from a hidden prompt, or from stdin with --stdin)')
     .addArgument(providerArg())
-    .option('--stdin', 'read the key from stdin instead of prompting (e.g. `printenv KEY | gateway providers set openai --stdin`)')
+    .option('--stdin', `read the key from stdin instead of prompting (e.g. printenv KEY | ${gatewayCmd('providers set openai --stdin')})`)
     .option('--insecure-storage', `store the key in a plain 0600 file (insecure-secrets.json in the state directory) instead of the keychain; for machines without a usable keychain`)
     .addHelpText('after', `\nThe environment variables ${Object.values(ENV_KEY_NAMES).join(', ')} override stored keys.\nA running gateway reloads its keys at once.`)
     .action((provider: ProviderId, opts: { stdin?: boolean; insecureStorage?: boolean }) => setProvider(provider, opts));
@@ -111,7 +112,7 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
     const noteText = [
       r.origin === 'environment' ? `from ${r.envVar}` : '',
       r.shadowed.length ? `overrides ${r.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}` : '',
-      r.configured ? '' : `set it: gateway providers set ${r.provider}`,
+      r.configured ? '' : `set it: ${gatewayCmd(`providers set ${r.provider}`)}`,
     ].filter(Boolean).join('; ');
     lines.push([r.provider, r.configured ? 'configured' : 'not set', r.origin ? ORIGIN_LABEL[r.origin] : '-', r.last4 ? `…${r.last4}` : '-', noteText]);
   }
@@ -140,7 +141,7 @@ async function removeProvider(provider: ProviderId): Promise<void> {
   if (!fromKeychain && !fromFile) {
     if (keychainError) throw new CliError(`could not remove the ${provider} key: ${keychainError}`);
     if (process.env[envName]) throw new CliError(`the ${provider} key comes from ${envName} in the environment; nothing is stored to remove (unset ${envName})`);
-    throw new CliError(`no ${provider} key is stored (see: gateway providers list)`);
+    throw new CliError(`no ${provider} key is stored (see: ${gatewayCmd('providers list')})`);
   }
   out(`Removed the ${provider} key from ${[fromKeychain && 'the keychain', fromFile && 'the insecure file'].filter(Boolean).join(' and ')}.`);
   if (keychainError) note(`warning: the keychain could not be checked (${keychainError})`);

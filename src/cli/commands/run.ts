@@ -1,47 +1,63 @@
-// `gateway run -- <command…>`: runs a command with the `gateway env` variables set, and exits
-// with its exit code (128+n when a signal ended it).
-import type { Command } from 'commander';
+// `gateway run -- <command…>`: runs a command with the `gateway env` variables set to the running
+// gateway and a short-lived key of its own (ended when the command exits), and exits with the
+// command's exit code (128+n when a signal ended it).
+import { Option, type Command } from 'commander';
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { CliError, cliStateDir, note } from '../common.js';
-import { clientEnvVars, conflictingVars, ensureClientKey, DEFAULT_CLIENT_KEY_NAME } from '../client-env.js';
-import { gatewayUrl } from '../daemon-client.js';
-import { CLIENT_KEY_HELP } from './env.js';
+import { clientEnvVars, conflictingVars } from '../client-env.js';
+import { clientUrl, findDaemon, notRunningMessage } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
+import { openSessionKey } from '../session-key.js';
+
+export const SESSION_KEY_HELP = `
+The key is a short-lived one the running gateway gives this command: nothing is stored, so no
+keychain is needed. It is renewed while the command runs, ended when it exits, and expires by
+itself within 10 minutes if this process is killed. It shows in keys list as run.<id>.`;
 
 export function registerRun(program: Command): void {
   program.command('run')
-    .description('run a command with the SDK variables of `gateway env` set; exits with its exit code')
+    .description(`run a command with the SDK variables of \`${gatewayCmd('env')}\` set (and a short-lived key); exits with its exit code`)
     .argument('<command...>', 'the command and its arguments (put -- before it)')
-    .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
-    .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
+    // Earlier versions kept a stored client key; both options are accepted, and say they are unused.
+    .addOption(new Option('--key <name>').hideHelp())
+    .addOption(new Option('--insecure-storage').hideHelp())
     .passThroughOptions()
-    .addHelpText('after', `\nExample: gateway run -- claude\n${CLIENT_KEY_HELP}`)
+    .addHelpText('after', `\nNeeds a running gateway (${gatewayCmd('start')}).\nExample: ${gatewayCmd('run -- claude')}\n${SESSION_KEY_HELP}`)
     .action((command: string[], opts: { key?: string; insecureStorage?: boolean }) => runWithEnv(command, opts));
 }
 
 async function runWithEnv(command: string[], opts: { key?: string; insecureStorage?: boolean }): Promise<void> {
   const dir = cliStateDir();
-  const { key } = await ensureClientKey({ dir, env: process.env, name: opts.key, insecureStorage: opts.insecureStorage });
-  const { url, running } = gatewayUrl(dir);
-  if (!running) note('note: the gateway is not running; start it with: gateway start');
-  const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(url, key, 'all')) };
-  // These would make an SDK send another credential instead of the gateway key.
-  for (const v of conflictingVars('all', env)) {
-    delete env[v];
-    note(`note: ${v} is unset for the command (it would take precedence over the gateway key)`);
+  if (opts.key !== undefined) note(`note: --key is ignored: run uses a short-lived key of its own (for a named key: eval "$(${gatewayCmd(`env --key ${opts.key}`)})")`);
+  if (opts.insecureStorage) note('note: --insecure-storage is no longer needed: run stores no key');
+  const daemon = findDaemon(dir);
+  if (!daemon) throw new CliError(notRunningMessage());
+  const session = await openSessionKey(dir, 'run');
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(clientUrl(daemon.url), session.key, 'all')) };
+    // These would make an SDK send another credential instead of the gateway key.
+    for (const v of conflictingVars('all', env)) {
+      delete env[v];
+      note(`note: ${v} is unset for the command (it would take precedence over the gateway key)`);
+    }
+    process.exitCode = await runChild(command, env);
+  } finally {
+    await session.end();
   }
+}
+
+function runChild(command: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [file, ...args] = command;
   const child = spawn(file!, args, { stdio: 'inherit', env });
   // The terminal sends Ctrl-C to the whole group; let the child decide, and forward the rest.
   const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);
-  const code = await new Promise<number>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     child.on('error', (e: NodeJS.ErrnoException) => {
       reject(e.code === 'ENOENT' ? new CliError(`command not found: ${file}`, 127) : new CliError(`cannot run ${file}: ${e.message}`, 126));
     });
     child.on('exit', (c, signal) => resolve(signal ? 128 + (constants.signals[signal] ?? 0) : (c ?? 1)));
-  });
-  for (const [s, h] of handlers) process.off(s, h);
-  process.exitCode = code;
+  }).finally(() => { for (const [s, h] of handlers) process.off(s, h); });
 }

@@ -9,6 +9,7 @@ import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
 import { CliError, cliStateDir, note, out, parsePort, parsePositiveSeconds } from '../common.js';
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from '../daemon-client.js';
 import { describeOwner, findPortOwner } from '../port-owner.js';
+import { gatewayCmd } from '../invocation.js';
 
 interface StartOpts { port?: number; host: string; foreground?: boolean; upstreamTimeout?: number; monitor?: boolean }
 
@@ -23,7 +24,7 @@ export function registerStart(program: Command): void {
     .option('--foreground', 'run attached to this terminal, logging to stdout; Ctrl-C drains and stops it')
     .option('--no-monitor', 'with --foreground on a terminal: print log lines instead of showing the live monitor')
     .option('--upstream-timeout <seconds>', 'how long to wait for a provider\'s response headers (default: $GATEWAY_UPSTREAM_TIMEOUT, else config upstreamTimeoutSeconds, else 600)', parsePositiveSeconds)
-    .addHelpText('after', '\nIn the background, the daemon\'s output goes to daemon.log in the state directory (gateway logs).')
+    .addHelpText('after', `\nIn the background, the daemon's output goes to daemon.log in the state directory (${gatewayCmd('logs')}).`)
     .action((opts: StartOpts) => start(opts));
 }
 
@@ -38,7 +39,7 @@ function upstreamTimeout(opts: StartOpts): number | undefined {
 
 async function portTaken(host: string, port: number): Promise<CliError> {
   const owner = await findPortOwner(port);
-  return new CliError(`port ${port} on ${host} is already in use by ${describeOwner(owner)}; stop it or pick another port: gateway start --port ${port === 8080 ? 8081 : port + 1}`);
+  return new CliError(`port ${port} on ${host} is already in use by ${describeOwner(owner)}; stop it or pick another port: ${gatewayCmd(`start --port ${port === 8080 ? 8081 : port + 1}`)}`);
 }
 
 /** Exit 0 when a healthy daemon is already recorded; an error when one is recorded but mute. */
@@ -49,7 +50,7 @@ async function alreadyRunning(dir: string): Promise<boolean> {
     out(`gateway is already running at ${rec.url} (pid ${rec.pid})`);
     return true;
   }
-  throw new CliError(`a gateway (pid ${rec.pid}) is recorded at ${rec.url} but does not answer; see gateway logs, or stop it: gateway stop`);
+  throw new CliError(`a gateway (pid ${rec.pid}) is recorded at ${rec.url} but does not answer; see ${gatewayCmd('logs')}, or stop it: ${gatewayCmd('stop')}`);
 }
 
 async function start(opts: StartOpts): Promise<void> {
@@ -114,17 +115,17 @@ async function runBackground(dir: string, host: string, port: number, timeout: n
   while (Date.now() < deadline) {
     if (exited) {
       const reason = errorLineSince(logPath, offset);
-      throw new CliError(reason ?? `the daemon exited at once (${exited.signal ?? `code ${exited.code}`}); see: gateway logs`);
+      throw new CliError(reason ?? `the daemon exited at once (${exited.signal ?? `code ${exited.code}`}); see: ${gatewayCmd('logs')}`);
     }
     const rec = readDaemonRecord(dir);
     if (rec && rec.pid === child.pid && (await healthy(rec.url, 500))) {
       child.unref();
       out(`gateway running at ${rec.url} (pid ${rec.pid})`);
-      note(`logs: gateway logs -f   stop: gateway stop`);
+      note(`logs: ${gatewayCmd('logs -f')}   stop: ${gatewayCmd('stop')}`);
       return;
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
   child.kill('SIGTERM');
-  throw new CliError(`the daemon did not answer /healthz within ${READY_TIMEOUT_MS / 1000} s and was stopped; see: gateway logs`);
+  throw new CliError(`the daemon did not answer /healthz within ${READY_TIMEOUT_MS / 1000} s and was stopped; see: ${gatewayCmd('logs')}`);
 }

@@ -1,12 +1,19 @@
 // `gateway status`: running or not, URL, pid, uptime and requests served (GET /admin/status).
+// Exit codes follow `systemctl status`, so scripts can test it: 0 running, 3 not running (with
+// --json too, which still prints {running:false}), 1 recorded as running but not answering.
 import type { Command } from 'commander';
 import { CliError, cliStateDir, formatDuration, out, printJson } from '../common.js';
 import { adminRequest, findDaemon, type DaemonStatus } from '../daemon-client.js';
+import { gatewayCmd } from '../invocation.js';
+
+/** `systemctl status`'s code for a unit that is not running. */
+export const NOT_RUNNING = 3;
 
 export function registerStatus(program: Command): void {
   program.command('status')
     .description('show whether the gateway runs, its URL, pid, uptime and requests served')
     .option('--json', 'machine-readable output ({running:false} when it does not run)')
+    .addHelpText('after', '\nExit status: 0 running, 3 not running (as systemctl status), 1 running but not answering.')
     .action((opts: { json?: boolean }) => status(opts));
 }
 
@@ -15,7 +22,8 @@ async function status(opts: { json?: boolean }): Promise<void> {
   const d = findDaemon(dir);
   if (!d) {
     if (opts.json) printJson({ running: false });
-    else out('gateway is not running (start it with: gateway start)');
+    else out(`gateway is not running (start it with: ${gatewayCmd('start')})`);
+    process.exitCode = NOT_RUNNING;
     return;
   }
   let s: DaemonStatus;

@@ -15,6 +15,8 @@ export interface KeyRecord {
   expiresAt: string | null;
   models: string[] | null; // null: every model
   revokedAt: string | null;
+  /** A short-lived key the daemon gave `chat` or `run` (POST /admin/session-keys); absent otherwise. */
+  session?: true;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
@@ -72,9 +74,12 @@ export class KeyStore {
   }
 
   create(opts: { name?: string; expiresAt?: Date | null; models?: string[] | null } = {}, now = new Date()): { key: string; record: KeyRecord } {
-    const keys = this.list();
+    return this.add(this.list(), opts, now);
+  }
+
+  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; session?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
     const id = randomBytes(4).toString('hex');
-    const name = opts.name ?? `key-${id}`;
+    const name = opts.name ?? `${opts.namePrefix ?? 'key-'}${id}`;
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
     if (keys.some((k) => k.name === name && keyStatus(k) === 'active')) throw new Error(`an active key named "${name}" already exists; revoke it or pick another --name`);
     const key = PROXY_KEY_PREFIX + randomBytes(32).toString('base64url'); // 256 bits
@@ -83,9 +88,38 @@ export class KeyStore {
       expiresAt: opts.expiresAt ? opts.expiresAt.toISOString() : null,
       models: opts.models && opts.models.length > 0 ? opts.models : null,
       revokedAt: null,
+      ...(opts.session ? { session: true as const } : {}),
     };
     this.save([...keys, record]);
     return { key, record };
+  }
+
+  /**
+   * A session key named `<purpose>.<id>` that expires `leaseMs` from now unless renewed. Session
+   * keys whose holder is long gone (revoked, or expired over a lease ago) are dropped meanwhile.
+   */
+  createSession(purpose: string, leaseMs: number, now = new Date()): { key: string; record: KeyRecord } {
+    const stale = (k: KeyRecord) => k.session === true && (k.revokedAt !== null || (k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime() - leaseMs));
+    return this.add(this.list().filter((k) => !stale(k)), { namePrefix: `${purpose}.`, expiresAt: new Date(now.getTime() + leaseMs), session: true }, now);
+  }
+
+  /** Moves a session key's expiry to `until` (also when it has just expired); undefined when it is gone or revoked. */
+  renewSession(id: string, until: Date): KeyRecord | undefined {
+    const keys = this.list();
+    const target = keys.find((k) => k.id === id && k.session === true && !k.revokedAt);
+    if (!target) return undefined;
+    const renewed = { ...target, expiresAt: until.toISOString() };
+    this.save(keys.map((k) => (k === target ? renewed : k)));
+    return renewed;
+  }
+
+  /** Deletes a session key's record (ordinary keys are only ever revoked). True when there was one. */
+  removeSession(id: string): boolean {
+    const keys = this.list();
+    const rest = keys.filter((k) => !(k.id === id && k.session === true));
+    if (rest.length === keys.length) return false;
+    this.save(rest);
+    return true;
   }
 
   /** Finds one key by id or name (an active one wins when a name was reused). */

@@ -2,6 +2,7 @@
 // usage), and /v1/models. Errors become one readable line; aborting the signal stops the answer
 // and, because the connection closes, the daemon aborts the provider request too.
 import { SseParser } from '../../../daemon/sse.js';
+import { gatewayCmd } from '../../invocation.js';
 
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 
@@ -63,7 +64,7 @@ function usageOf(u: unknown): Usage | null {
 
 function networkError(url: string, e: unknown): ChatRequestError {
   const code = (e as { cause?: { code?: string } }).cause?.code;
-  if (code === 'ECONNREFUSED') return new ChatRequestError(`the gateway at ${url} is not answering (is it running? gateway start)`);
+  if (code === 'ECONNREFUSED') return new ChatRequestError(`the gateway at ${url} is not answering (is it running? ${gatewayCmd('start')})`);
   return new ChatRequestError(`cannot reach the gateway at ${url}: ${(e as Error).message}`);
 }
 

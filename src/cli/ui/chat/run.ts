@@ -1,18 +1,17 @@
-// Runs `gateway chat`: finds the daemon, gets the chat's own client key (created on first use and
-// kept like `gateway env`'s), picks the model, then either answers once (a message argument or
-// piped stdin, for scripts) or opens the interactive Ink chat.
+// Runs `gateway chat`: finds the daemon, gets a short-lived key from it (ended when the chat ends;
+// nothing is stored, so no keychain is needed), picks the model, then either answers once (a
+// message argument or piped stdin, for scripts) or opens the interactive Ink chat.
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { readConfig, setLastChatModel } from '../../../daemon/store/config.js';
 import { resolveModel } from '../../../providers/models.js';
 import { PROVIDERS, type ProviderId } from '../../../providers/types.js';
-import { ensureClientKey } from '../../client-env.js';
 import { CliError, note } from '../../common.js';
-import { clientUrl, findDaemon } from '../../daemon-client.js';
+import { clientUrl, findDaemon, notRunningMessage } from '../../daemon-client.js';
 import { themeFor } from '../common/theme.js';
 import { ChatRequestError, createChatClient, type ChatClient, type ChatMessage } from './client.js';
-
-export const CHAT_KEY_NAME = 'chat';
+import { gatewayCmd } from '../../invocation.js';
+import { endOnSignals, openSessionKey } from '../../session-key.js';
 
 /** The model a new chat uses with a provider when nothing else says: each SDK's own example model. */
 export const WELL_KNOWN_MODELS: Record<ProviderId, string> = {
@@ -26,7 +25,6 @@ export interface ChatOptions {
   message?: string;
   model?: string;
   system?: string;
-  insecureStorage?: boolean;
 }
 
 async function readStdin(): Promise<string> {
@@ -47,7 +45,7 @@ async function pickModel(dir: string, client: ChatClient, explicit: string | und
   const ids = await client.models().catch(() => [] as string[]);
   const first = PROVIDERS.find((p) => ids.some((id) => id.startsWith(`${p}/`)));
   if (first) return WELL_KNOWN_MODELS[first];
-  throw new CliError('no provider key is configured, so chat has no model to use; add one (gateway providers set anthropic) or pass --model');
+  throw new CliError(`no provider key is configured, so chat has no model to use; add one (${gatewayCmd('providers set anthropic')}) or pass --model`);
 }
 
 /** Refuses, before sending anything, a model name the gateway could not route (aliases read fresh). */
@@ -70,32 +68,43 @@ async function rememberModel(dir: string, model: string): Promise<void> {
 
 export async function runChat(opts: ChatOptions): Promise<void> {
   const daemon = findDaemon(opts.dir);
-  if (!daemon) throw new CliError('the gateway is not running (start it with: gateway start)');
+  if (!daemon) throw new CliError(notRunningMessage());
   const piped = !process.stdin.isTTY;
   if (opts.message === undefined && !piped && !process.stdout.isTTY) {
-    throw new CliError('interactive chat needs a terminal; pass a message (gateway chat "…") or pipe one in');
+    throw new CliError(`interactive chat needs a terminal; pass a message (${gatewayCmd('chat "…"')}) or pipe one in`);
   }
-  const { key } = await ensureClientKey({ dir: opts.dir, env: process.env, name: CHAT_KEY_NAME, insecureStorage: opts.insecureStorage });
-  // Found again for each request, so a chat outlives a daemon restart on another port.
-  const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemon.url), key);
-  const model = await pickModel(opts.dir, client, opts.model);
   if (opts.model) {
     const why = checkModel(opts.dir)(opts.model);
     if (why) throw new CliError(why);
   }
-
+  let once: string | undefined; // the one message to answer, for scripts
   if (opts.message !== undefined || piped) {
     const input = piped ? await readStdin() : '';
-    const text = [opts.message, input.trim()].filter((t) => t !== undefined && t !== '').join('\n\n');
-    if (!text) throw new CliError('nothing to send: the message and stdin are empty');
-    return answerOnce(client, model, opts.system, text, opts.dir);
+    once = [opts.message, input.trim()].filter((t) => t !== undefined && t !== '').join('\n\n');
+    if (!once) throw new CliError('nothing to send: the message and stdin are empty');
   }
+  const session = await openSessionKey(opts.dir, 'chat');
+  const offSignals = endOnSignals(session);
+  try {
+    await chat(opts, daemon.url, session.key, once);
+  } finally {
+    offSignals();
+    await session.end();
+  }
+}
+
+async function chat(opts: ChatOptions, daemonUrl: string, key: string, once: string | undefined): Promise<void> {
+  // Found again for each request, so a chat outlives a daemon restart on another port (the key
+  // is in keys.json, so the new daemon knows it).
+  const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemonUrl), key);
+  const model = await pickModel(opts.dir, client, opts.model);
+  if (once !== undefined) return answerOnce(client, model, opts.system, once, opts.dir);
 
   const [{ render }, { createElement }, { ChatApp }] = await Promise.all([import('ink'), import('react'), import('./app.js')]);
   const app = render(
     createElement(ChatApp, {
       client, model, system: opts.system ?? null, theme: themeFor(process.env),
-      banner: `gateway chat · ${clientUrl(daemon.url)} · /help for commands · ctrl-d to leave`,
+      banner: `${gatewayCmd('chat')} · ${clientUrl(daemonUrl)} · /help for commands · ctrl-d to leave`,
       checkModel: checkModel(opts.dir),
       onModelUsed: (m: string) => { void rememberModel(opts.dir, m); },
       saveFile: async (path: string, content: string) => {

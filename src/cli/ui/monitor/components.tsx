@@ -7,6 +7,7 @@ import { errorLine, headerLine, rowLine, type Layout } from './columns.js';
 import { detailLines } from './details.js';
 import { footerText, helpLines } from './keys.js';
 import { requestRate, type MonitorState, type PrintItem, type Row } from './state.js';
+import { gatewayCmd } from '../../invocation.js';
 
 function rowColor(row: Row, theme: Theme): string | undefined {
   if (row.state === 'error') return theme.error;
@@ -45,7 +46,7 @@ function connectionLine(s: MonitorState): { text: string; tone: 'ok' | 'warn' | 
   switch (c.state) {
     case 'connecting': return { text: '○ connecting to the gateway…', tone: 'muted' };
     case 'connected': return { text: `● gateway ${c.url.replace(/^https?:\/\//, '')} (pid ${c.pid})`, tone: 'ok' };
-    case 'no-daemon': return { text: '○ no gateway is running; start one with: gateway start (waiting for it)', tone: 'error' };
+    case 'no-daemon': return { text: `○ no gateway is running; start one with: ${gatewayCmd('start')} (waiting for it)`, tone: 'error' };
     case 'disconnected': return { text: `○ gateway ${c.url.replace(/^https?:\/\//, '')} unreachable (${c.reason}); retrying`, tone: 'warn' };
     default: { const never: never = c; return never; }
   }

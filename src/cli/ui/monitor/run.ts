@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { batchedLog } from '../../../daemon/log-writer.js';
 import { FILES } from '../../../daemon/store/paths.js';
 import { CliError, note } from '../../common.js';
-import { findDaemon } from '../../daemon-client.js';
+import { findDaemon, notRunningMessage } from '../../daemon-client.js';
 import { subscribeEvents, type ConnectionStatus } from '../../events-client.js';
 import { themeFor } from '../common/theme.js';
 import { createRecordJoiner } from './json.js';
+import { gatewayCmd } from '../../invocation.js';
 
 export interface RunMonitorOptions {
   dir: string;
@@ -34,7 +35,7 @@ export async function runMonitor(opts: RunMonitorOptions): Promise<void> {
 
 /** One JSON line per request that ends, until interrupted or the reader goes away. */
 async function runJson(dir: string): Promise<void> {
-  if (!findDaemon(dir)) throw new CliError('the gateway is not running (start it with: gateway start)');
+  if (!findDaemon(dir)) throw new CliError(notRunningMessage());
   const joinRecord = createRecordJoiner();
   let last: ConnectionStatus['state'] = 'connecting';
   let stopped!: () => void;

@@ -1,0 +1,168 @@
+// A machine without any keychain (an SSH box, a container, CI) whose provider keys come from
+// GATEWAY_*_API_KEY: start, chat and run work with nothing stored (chat and run get short-lived keys
+// from the daemon, ended when they exit), env says in one line how to do without a keychain, and
+// doctor calls this a warning rather than a failure. The real CLI against a real background daemon.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { baseEnv, GATEWAY_BIN, makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
+import { MOCK_TEXT, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+
+const home = makeTempHome();
+let mock: MockProvider;
+let env: Record<string, string>;
+const noKeychain = (dir: string) => ({
+  GATEWAY_KEYCHAIN_STORE: 'secret-service',
+  DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir, 'no-bus-here')}`,
+  GATEWAY_KEYCHAIN_SERVICE: 'model-gateway-test-headless',
+});
+const cli = (args: string[], input?: string) => runCli(args, { home: home.dir, input, env });
+let url = '';
+
+interface Row { id: string; name: string; status: string }
+const keyRows = async (): Promise<Row[]> => JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as Row[];
+const activeSessionKeys = async () => (await keyRows()).filter((k) => /^(chat|run)\./.test(k.name) && k.status === 'active');
+
+function oneLineError(r: CliResult, pattern: RegExp): void {
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe('');
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+}
+
+beforeAll(async () => {
+  mock = await startMockProvider('openai');
+  env = { ...noKeychain(home.dir), GATEWAY_PORT: '0', GATEWAY_OPENAI_BASE_URL: mock.origin, GATEWAY_OPENAI_API_KEY: mock.key };
+});
+afterAll(async () => {
+  await cli(['stop']);
+  await mock.close();
+  home.cleanup();
+});
+
+describe('before the gateway runs', () => {
+  it('run says in one line to start it, and runs nothing', async () => {
+    oneLineError(await cli(['run', '--', 'sh', '-c', 'echo ran']), /^error: the gateway is not running \(start it with: gateway start\)$/);
+  });
+
+  it('chat says the same', async () => {
+    oneLineError(await cli(['chat', 'hi']), /^error: the gateway is not running \(start it with: gateway start\)$/);
+  });
+});
+
+describe('with the gateway running', () => {
+  beforeAll(async () => {
+    const r = await cli(['start']);
+    url = /gateway running at (\S+)/.exec(r.stdout)?.[1] ?? '';
+    expect(url, r.stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  }, 30_000);
+
+  it('status exits 0', async () => {
+    expect((await cli(['status'])).code).toBe(0);
+  });
+
+  it('run gives the command a working key of its own, ended when it exits', async () => {
+    // The command prints its key (a test may), shows the keys the gateway has meanwhile, and exits 7.
+    const r = await cli(['run', '--', 'sh', '-c', 'printf "%s\\n" "$OPENAI_API_KEY" "$OPENAI_BASE_URL"; gateway keys list --json; exit 7']);
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toBe('');
+    const [key, base, ...rest] = r.stdout.split('\n');
+    expect(key).toMatch(/^sk-proxy-/);
+    expect(base).toBe(`${url}/openai/v1`);
+    const during = (JSON.parse(rest.join('\n')) as Row[]).filter((k) => k.name.startsWith('run.'));
+    expect(during).toEqual([expect.objectContaining({ status: 'active' })]);
+    // Ended: gone from keys.json, refused by the gateway.
+    expect(await activeSessionKeys()).toEqual([]);
+    const client = new OpenAI({ baseURL: base, apiKey: key, maxRetries: 0 });
+    await expect(client.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(existsSync(join(home.dir, 'insecure-secrets.json'))).toBe(false);
+  });
+
+  it('run sets every SDK variable and propagates exit codes and signals', async () => {
+    const r = await cli(['run', '--', 'sh', '-c', 'printf "%s %s %s" "$ANTHROPIC_BASE_URL" "$GOOGLE_GEMINI_BASE_URL" "${GEMINI_API_KEY%%_*}"; exit 0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^${url}/anthropic ${url}/gemini sk-proxy-`));
+    expect((await cli(['run', '--', 'sh', '-c', 'kill -TERM $$'])).code).toBe(128 + 15);
+    const missing = await cli(['run', '--', 'definitely-not-a-command-xyz']);
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toBe('error: command not found: definitely-not-a-command-xyz\n');
+    expect(await activeSessionKeys()).toEqual([]);
+  });
+
+  it('run hides GOOGLE_API_KEY, which @google/genai would prefer over GEMINI_API_KEY', async () => {
+    const r = await runCli(['run', '--', 'sh', '-c', 'test -z "$GOOGLE_API_KEY"'], { home: home.dir, env: { ...env, GOOGLE_API_KEY: 'real-google-key' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('GOOGLE_API_KEY is unset for the command');
+  });
+
+  it('run still accepts --key and --insecure-storage from earlier versions, and says they are unused', async () => {
+    const r = await cli(['run', '--key', 'other', '--insecure-storage', '--', 'sh', '-c', 'test -n "$GEMINI_API_KEY"']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('note: --key is ignored: run uses a short-lived key of its own (for a named key: eval "$(gateway env --key other)")\nnote: --insecure-storage is no longer needed: run stores no key\n');
+  });
+
+  it('the key run hands out reaches the provider as the provider key, never as itself', async () => {
+    const before = mock.requests.length;
+    const script = `const r = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.OPENAI_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'hi' }] }) }); process.stdout.write(String(r.status)); process.exit(r.ok ? 0 : 1);`;
+    const r = await cli(['run', '--', process.execPath, '--input-type=module', '-e', script]);
+    expect(r.stdout, r.stderr).toBe('200');
+    expect(r.code).toBe(0);
+    const sent = mock.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.headers.authorization).toBe(`Bearer ${mock.key}`);
+  });
+
+  it('chat answers with no keychain and no flag, and leaves no key behind', async () => {
+    const r = await cli(['chat', '-m', 'openai/gpt-5.4', 'Say hi']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`${MOCK_TEXT}\n`);
+    expect(r.code).toBe(0);
+    expect(await activeSessionKeys()).toEqual([]);
+    // It did use a key of its own: the daemon's access log (written in batches) names it.
+    await expect.poll(async () => (await cli(['logs'])).stdout, { timeout: 5_000 }).toMatch(/POST \/v1\/chat\/completions unified\/openai model=gpt-5\.4 key=chat\.[0-9a-f]{8} -> 200/);
+  });
+
+  it('a run that is killed leaves a key that expires by itself (within its lease, 10 minutes)', async () => {
+    const child = spawn(process.execPath, [GATEWAY_BIN, 'run', '--', 'sleep', '20'], { env: { ...baseEnv(), ...env, GATEWAY_HOME: home.dir }, stdio: 'ignore' });
+    try {
+      await expect.poll(async () => (await activeSessionKeys()).length, { timeout: 10_000, interval: 200 }).toBe(1);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const raw = JSON.parse(readFileSync(join(home.dir, 'keys.json'), 'utf8')) as { keys: { name: string; createdAt: string; expiresAt: string }[] };
+      const left = raw.keys.find((k) => k.name.startsWith('run.'))!;
+      expect(Date.parse(left.expiresAt) - Date.parse(left.createdAt)).toBeLessThanOrEqual(10 * 60_000);
+    } finally {
+      child.kill('SIGKILL');
+      // The orphaned `sleep` ends by itself; end the leftover key so the next tests start clean.
+      for (const k of await activeSessionKeys()) await cli(['keys', 'revoke', k.id]);
+    }
+  });
+
+  it('env fails in one short line naming both ways out', async () => {
+    oneLineError(await cli(['env']), /^error: cannot keep a client key in a keychain: none is usable here \(see: gateway doctor\); set the variables yourself with a key from `gateway keys create`, or re-run with --insecure-storage$/);
+  });
+
+  it('doctor: no keychain with provider keys from the environment is a warning, not a failure', async () => {
+    const r = await cli(['doctor']);
+    expect(r.stdout).toMatch(/^! keychain: none usable here \(.*\); provider keys come from the environment — fine for start, chat and run; gateway env needs --insecure-storage/m);
+    expect(r.stdout).not.toMatch(/^✗/m);
+    expect(r.code).toBe(0);
+    const json = JSON.parse((await cli(['doctor', '--json'])).stdout) as { id: string; ok: boolean; warning?: boolean }[];
+    expect(json.find((c) => c.id === 'keychain')).toMatchObject({ ok: true, warning: true });
+  });
+
+  it('doctor: no keychain and no provider key anywhere is a failure', async () => {
+    const other = makeTempHome();
+    try {
+      const r = await runCli(['doctor', '--json'], { home: other.dir, env: { ...noKeychain(other.dir), GATEWAY_PORT: '0' } });
+      const kc = (JSON.parse(r.stdout) as { id: string; ok: boolean; warning?: boolean; fix?: string }[]).find((c) => c.id === 'keychain')!;
+      expect(kc.ok).toBe(false);
+      expect(kc.warning).toBeUndefined();
+      expect(kc.fix).toContain('GATEWAY_<PROVIDER>_API_KEY');
+      expect(r.code).toBe(1);
+    } finally { other.cleanup(); }
+  });
+});
