@@ -64,9 +64,9 @@ describe('one model, one row', () => {
       await r.text();
     }
     const recorded = rows(4);
-    expect(recorded.map((r) => [r.mode, r.model])).toEqual([
-      ['unified', 'claude-sonnet-4-5-20250929'], ['unified', 'claude-sonnet-4-5-20250929'],
-      ['native', 'claude-sonnet-4-5-20250929'], ['native', 'claude-sonnet-4-5-20250929'],
+    expect(recorded.map((r) => [r.mode, r.stream, r.model])).toEqual([
+      ['unified', false, 'claude-sonnet-4-5-20250929'], ['unified', true, 'claude-sonnet-4-5-20250929'],
+      ['native', false, 'claude-sonnet-4-5-20250929'], ['native', true, 'claude-sonnet-4-5-20250929'],
     ]);
     // The unified request names its model; a native one's body is not read (no model allow-list).
     expect(recorded.map((r) => r.requestedModel)).toEqual(['claude-sonnet-4-5', 'claude-sonnet-4-5', null, null]);

@@ -145,7 +145,11 @@ export class UsageRecorder {
       }
       case 'first_byte': {
         const live = this.inflight.get(ev.id);
-        if (live) live.ttfbMs = ev.ttfbMs;
+        if (live) {
+          live.ttfbMs = ev.ttfbMs;
+          // A native request's body is not read: whether it streams is known from the response.
+          if (ev.stream !== undefined) live.stream = ev.stream;
+        }
         if (this.listeners.size > 0) this.emit({ type: 'first_byte', id: ev.id, ttfbMs: ev.ttfbMs });
         return;
       }
