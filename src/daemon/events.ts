@@ -72,6 +72,8 @@ export interface RequestFailed {
   code: string;
   message: string;
   usage: TokenUsage;
+  /** The gateway refused the request before calling a provider (bad key, unknown model, bad JSON). */
+  refused?: true;
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;
