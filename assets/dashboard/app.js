@@ -273,7 +273,10 @@
     }
 
     function modelCell(d) {
-      return el('td', {}, el('span', { class: `prov-dot ${d.provider}`, title: d.provider }), el('span', { class: 'mono', text: d.model ?? '–' }));
+      const td = el('td', {}, el('span', { class: `prov-dot ${d.provider}`, title: d.provider }), el('span', { class: 'mono', text: d.model ?? '–' }));
+      // A finished request names the model that served it; the name asked for, when another, beneath.
+      if (d.requestedModel && d.requestedModel !== d.model) td.append(el('div', { class: 'muted small mono', title: 'the model the request asked for', text: `asked ${d.requestedModel}` }));
+      return td;
     }
 
     function statusCell(d, done) {

@@ -58,7 +58,7 @@ export interface RequestFinished {
   ttfbMs: number | null;
   outputBytes: number;
   usage: TokenUsage;
-  /** Model as reported back by the provider, when known. */
+  /** The model the provider says it served (its own id, e.g. `claude-sonnet-4-5-20250929`), when known. */
   model: string | null;
 }
 
@@ -72,6 +72,8 @@ export interface RequestFailed {
   code: string;
   message: string;
   usage: TokenUsage;
+  /** The gateway refused the request before calling a provider (bad key, unknown model, bad JSON). */
+  refused?: true;
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;

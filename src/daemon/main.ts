@@ -31,7 +31,12 @@ function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): str
   if (ev.type !== 'finished' && ev.type !== 'failed') return undefined;
   const s = started.get(ev.id);
   started.delete(ev.id);
-  const head = s ? `${s.method} ${s.path} ${s.mode}/${s.provider} model=${s.model ?? '-'} key=${s.keyName}` : ev.id;
+  // The model the provider served once it has said (a native request's body is not read), and the
+  // name asked for when that differs (a dated snapshot answering an alias).
+  const served = ev.type === 'finished' ? ev.model : null;
+  const asked = s?.model ?? null;
+  const model = `model=${served ?? asked ?? '-'}${served && asked && served !== asked ? ` requested=${asked}` : ''}`;
+  const head = s ? `${s.method} ${s.path} ${s.mode}/${s.provider} ${model} key=${s.keyName}` : ev.id;
   const u = ev.usage;
   const tokens = u.inputTokens !== undefined || u.outputTokens !== undefined ? ` tokens=${u.inputTokens ?? '?'}/${u.outputTokens ?? '?'}` : '';
   const tail = ev.type === 'failed' ? ` error=${ev.code}: ${ev.message}` : '';

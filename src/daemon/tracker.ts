@@ -180,5 +180,5 @@ export function publishRefusal(
     mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
     stream: false, requestBytes: 0,
   }, req.headers));
-  bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {} });
+  bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {}, refused: true });
 }

@@ -41,6 +41,8 @@ export interface StreamRelay {
   failed(): OpenAIErrorBody | undefined;
   usage(): OpenAIUsage | undefined;
   outputTokens(): number;
+  /** The model the provider says is answering, once the stream has said it. */
+  model(): string | undefined;
 }
 
 export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
@@ -76,6 +78,7 @@ export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
     failed: () => failed,
     usage: () => st.usage(),
     outputTokens: () => st.usage()?.completion_tokens ?? contentChunks,
+    model: () => st.model(),
   };
 }
 
@@ -111,6 +114,7 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
     failed: () => failed,
     usage: () => filter.usage(),
     outputTokens: () => filter.usage()?.completion_tokens ?? chunks,
+    model: () => filter.model(),
   };
 }
 
@@ -150,7 +154,7 @@ export function createRelaySink(
     controller?.resume();
     const failed = relay.failed();
     if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
-    else tracker.finish(200, usageToTokens(relay.usage()), model);
+    else tracker.finish(200, usageToTokens(relay.usage()), relay.model() ?? model);
     done();
   };
   const clientGone = (): void => {

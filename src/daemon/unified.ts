@@ -27,6 +27,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extra: Rec
   return text.length;
 }
 
+/** A translated answer names its model `provider/id`; accounting wants the provider's own id. */
+function servedModel(provider: string, model: string): string {
+  return model.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
+}
+
 function asGatewayError(err: unknown): unknown {
   if (err instanceof TranslationError) {
     return new GatewayError(err.code === 'model_not_found' ? 'model_not_found' : 'invalid_request', err.message, err.param);
@@ -123,7 +128,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
   if (translator) {
     const out = translator.fromResponse(json, tctx);
     tracker.wrote(sendJson(res, 200, out, {}, capture));
-    tracker.finish(200, usageToTokens(out.usage), out.model);
+    tracker.finish(200, usageToTokens(out.usage), servedModel(route.provider, out.model));
   } else {
     // OpenAI: the answer is already in the unified format; send its bytes unchanged.
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });

@@ -160,6 +160,8 @@ export interface StreamTranslator {
    * the daemon then closes the client's stream at once instead of waiting for the upstream EOF.
    */
   complete(): boolean;
+  /** The model the provider says is answering (its own id, no routing prefix), once it has said so. */
+  model(): string | undefined;
 }
 
 export interface TranslatingProvider {

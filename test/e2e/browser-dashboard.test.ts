@@ -56,8 +56,9 @@ beforeAll(async () => {
   // mock pauses after every chunk, the last included.
   gw.mocks.openai.setHandler((r) => {
     if (!r.body.toString().includes('"slow-stream"')) return undefined;
-    const chunk = (content: string, finish: string | null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
-    const usage = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [], usage: { prompt_tokens: 40, completion_tokens: 8, total_tokens: 48 } })}\n\n`;
+    // Served as a dated snapshot of the name asked for, as providers do.
+    const chunk = (content: string, finish: string | null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'slow-stream-2026-11-01', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
+    const usage = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'slow-stream-2026-11-01', choices: [], usage: { prompt_tokens: 40, completion_tokens: 8, total_tokens: 48 } })}\n\n`;
     return { headers: { 'content-type': 'text/event-stream' }, chunks: [chunk('Thinking ', null), chunk('slowly… ', null), chunk('done.', null), chunk('', 'stop'), usage], delayMs: 700 };
   });
   browser = await chromium.launch({
@@ -143,6 +144,8 @@ describe('the dashboard in a browser', () => {
     for await (const c of await slow) streamed += c.choices[0]?.delta.content ?? '';
     expect(streamed).toBe('Thinking slowly… done.');
     await poll(() => text(inflight.locator('.badge'))).toBe('200');
+    // Finished, the row names the model that served it and, beneath, the one asked for.
+    await poll(() => text(inflight)).toMatch(/slow-stream-2026-11-01\s+asked slow-stream/);
     await poll(() => text(page.locator('#live-inflight'))).toBe('0');
     for (let i = 0; i < 4; i++) await client.chat.completions.create({ model: 'openai/gpt-5.4', messages: [{ role: 'user', content: `again ${i}` }] });
     // Refused before reaching a provider (a provider key sent as the proxy key): the monitor shows
@@ -163,8 +166,8 @@ describe('the dashboard in a browser', () => {
     await poll(() => page.locator('#requests-table tbody tr').count()).toBe(6);
     await page.locator('#latency tr[data-provider="openai"]').waitFor({ state: 'visible' });
     await shot('usage');
-    await page.locator('select[name="model"]').selectOption('slow-stream');
-    await page.waitForURL(/model=slow-stream/);
+    await page.locator('select[name="model"]').selectOption('slow-stream-2026-11-01');
+    await page.waitForURL(/model=slow-stream-2026-11-01/);
     await poll(() => page.locator('#requests-table tbody tr').count()).toBe(1);
     await open('/dashboard/usage?range=30d');
     await poll(() => attr(page.locator('#chart-requests'), 'data-total')).toBe('6');

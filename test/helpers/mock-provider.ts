@@ -71,7 +71,8 @@ function pieces(text: string): string[] {
 
 export const MOCK_TEXT = 'Hello from the mock provider.';
 
-function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
+/** What the mock answers when no handler does (a handler may call it with a rewritten request). */
+export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
   const path = r.url.split('?')[0]!;
   if (r.method === 'GET' && /\/models$/.test(path)) {
     if (provider === 'gemini') return json(200, { models: [{ name: 'models/gemini-3.5-flash', supportedGenerationMethods: ['generateContent', 'countTokens'] }, { name: 'models/text-embedding-004', supportedGenerationMethods: ['embedContent'] }] });

@@ -39,7 +39,7 @@ beforeAll(async () => {
   }).then((r) => r.text());
   const msg = [{ role: 'user', content: 'hi' }];
   for (let i = 0; i < 5; i++) await call(first, '/openai/v1/chat/completions', { model: 'gpt-4o', messages: msg });
-  for (let i = 0; i < 3; i++) await call(first, '/v1/chat/completions', { model: 'openai/gpt-5.4', messages: msg });
+  for (let i = 0; i < 3; i++) await call(first, '/v1/chat/completions', { model: 'openai/gpt-9-unlisted', messages: msg });
   for (let i = 0; i < 4; i++) await call(secondKey, '/anthropic/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 50, messages: msg });
   for (let i = 0; i < 2; i++) await call(secondKey, '/gemini/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ parts: [{ text: 'hi' }] }] }, { 'x-goog-api-key': secondKey });
   for (let i = 0; i < 2; i++) await call(first, '/openai/v1/chat/completions', { model: 'fail-model', messages: msg });
@@ -56,11 +56,11 @@ describe('gateway usage agrees with the dashboard', () => {
     }
     const byModel = await usageJson('model');
     expect(byModel.rows.map((r) => [r.group, r.requests])).toEqual(expect.arrayContaining([
-      ['openai/gpt-4o', 5], ['openai/gpt-5.4', 3], ['anthropic/claude-sonnet-4-5', 4], ['gemini/gemini-2.5-flash', 2],
+      ['openai/gpt-4o', 5], ['openai/gpt-9-unlisted', 3], ['anthropic/claude-sonnet-4-5', 4], ['gemini/gemini-2.5-flash', 2],
       // a native body streams through unparsed, so a request that fails upstream has no model name
       ['openai/(unknown)', 2],
     ]));
-    expect(byModel.rows.find((r) => r.group === 'openai/gpt-5.4')!.cost).toBeNull(); // not in the price table
+    expect(byModel.rows.find((r) => r.group === 'openai/gpt-9-unlisted')!.cost).toBeNull(); // not in the price table
     const byKey = await usageJson('key');
     expect(Object.fromEntries(byKey.rows.map((r) => [r.label, r.requests]))).toEqual({ 'agree-cli': 10, 'agree-api': 6 });
   });

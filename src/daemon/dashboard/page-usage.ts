@@ -129,12 +129,18 @@ function bodyCell(requestId: string, has: boolean): Html {
   return html`<td><details class="body-peek" data-body="${url}"><summary>body</summary><a class="muted small" href="${url}">raw JSON</a></details></td>`;
 }
 
+/** The name the request asked for, when the provider answered with another (a dated snapshot). */
+function askedFor(r: StoredRequest): Html | string {
+  if (!r.requestedModel || r.requestedModel === r.model) return '';
+  return html`<div class="muted small mono" title="the model the request asked for">asked ${r.requestedModel}</div>`;
+}
+
 export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html {
   const ok = r.status < 400;
   return html`<tr data-request-id="${r.requestId}">
   <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>
   <td>${r.keyName}</td>
-  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${PROVIDER_NAMES[r.provider] ?? r.provider}"></span><span class="mono">${r.model ?? '–'}</span></td>
+  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${PROVIDER_NAMES[r.provider] ?? r.provider}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}</td>
   <td><span class="tag">${r.mode}${r.stream ? ' · stream' : ''}</span></td>
   <td><span class="badge ${ok ? 'ok' : 'error'}" title="${r.errorMessage ?? ''}">${r.status}${r.errorCode && !ok ? ` ${r.errorCode}` : ''}</span></td>
   <td class="num">${fmtMs(r.durationMs)}</td>

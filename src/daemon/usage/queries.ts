@@ -219,7 +219,7 @@ export interface StoredRequest extends UsageRow { id: number }
 
 interface DbRequest {
   id: number; request_id: string; started_at: number; key_id: string; key_name: string; mode: string; provider: string;
-  model: string | null; method: string; path: string; stream: number; status: number; error_code: string | null;
+  model: string | null; requested_model: string | null; method: string; path: string; stream: number; status: number; error_code: string | null;
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
   reasoning_tokens: number | null; cost: number | null;
@@ -229,7 +229,7 @@ function fromDb(r: DbRequest): StoredRequest {
   return {
     id: r.id, requestId: r.request_id, startedAt: r.started_at, keyId: r.key_id, keyName: r.key_name,
     mode: r.mode as StoredRequest['mode'], provider: r.provider as StoredRequest['provider'], model: r.model,
-    method: r.method, path: r.path, stream: r.stream === 1, status: r.status, errorCode: r.error_code,
+    requestedModel: r.requested_model, method: r.method, path: r.path, stream: r.stream === 1, status: r.status, errorCode: r.error_code,
     errorMessage: r.error_message, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms, requestBytes: r.request_bytes,
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
     cacheWriteTokens: r.cache_write_tokens, reasoningTokens: r.reasoning_tokens, cost: r.cost,

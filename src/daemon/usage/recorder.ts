@@ -8,6 +8,7 @@ import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
 import { bareModel, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { ServedModels } from './served-models.js';
 import { floorHour, type BodyRow, type UsageRow, type UsageStore } from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -81,6 +82,7 @@ export class UsageRecorder {
   private inflight = new Map<string, LiveRequest>();
   private refused = new Set<string>();
   private lastUsedAt = new Map<string, number>();
+  private readonly served: ServedModels;
   private listeners = new Set<(ev: LiveEvent) => void>();
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -106,6 +108,7 @@ export class UsageRecorder {
       log: o.log ?? (() => {}),
       now: o.now ?? Date.now,
     };
+    this.served = ServedModels.fromHistory(o.store.db, this.opts.log);
   }
 
   start(): this {
@@ -142,7 +145,11 @@ export class UsageRecorder {
       }
       case 'first_byte': {
         const live = this.inflight.get(ev.id);
-        if (live) live.ttfbMs = ev.ttfbMs;
+        if (live) {
+          live.ttfbMs = ev.ttfbMs;
+          // A native request's body is not read: whether it streams is known from the response.
+          if (ev.stream !== undefined) live.stream = ev.stream;
+        }
         if (this.listeners.size > 0) this.emit({ type: 'first_byte', id: ev.id, ttfbMs: ev.ttfbMs });
         return;
       }
@@ -159,18 +166,22 @@ export class UsageRecorder {
         if (!started) { this.stats.orphans++; return; }
         this.inflight.delete(ev.id);
         const provider = started.provider;
-        const model = ev.type === 'finished' ? (ev.model ?? started.model) : started.model;
-        const bare = model ? bareModel(model) : null;
+        // Grouped and priced by the model the provider served; the name asked for is kept beside it.
+        const requested = started.model ? bareModel(started.model) : null;
+        const reported = ev.type === 'finished' && ev.model ? bareModel(ev.model) : null;
+        if (reported) this.served.learn(provider, requested, reported);
+        const model = reported ?? (requested === null ? null : this.served.servedFor(provider, requested) ?? requested);
         const row: UsageRow = {
           requestId: ev.id, startedAt: started.time, keyId: started.keyId, keyName: started.keyName, mode: started.mode,
-          provider, model: bare, method: started.method, path: started.path, stream: started.stream,
+          provider, model, requestedModel: requested, method: started.method, path: started.path, stream: started.stream,
           status: ev.status, errorCode: ev.type === 'failed' ? ev.code : null,
           errorMessage: ev.type === 'failed' ? ev.message.slice(0, 300) : null,
           durationMs: ev.durationMs, ttfbMs: ev.ttfbMs, requestBytes: started.requestBytes, outputBytes: ev.type === 'finished' ? ev.outputBytes : 0,
           inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
           cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
           reasoningTokens: ev.usage.reasoningTokens ?? null,
-          cost: requestCost(this.prices, provider, bare, ev.usage, ev.status),
+          cost: requestCost(this.prices, provider, model, ev.usage, ev.status)
+            ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status) : null),
         };
         this.buffer.push(row);
         this.stats.buffered = this.buffer.length;

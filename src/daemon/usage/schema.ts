@@ -118,6 +118,14 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    description: 'the model a request asked for, beside the one the provider served (which `model` now always is)',
+    up(db) {
+      // Older rows keep NULL: whether their `model` was the asked-for or the served one is not known.
+      db.exec('ALTER TABLE requests ADD COLUMN requested_model TEXT');
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

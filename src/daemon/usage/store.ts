@@ -21,7 +21,14 @@ export interface UsageRow {
   keyName: string;
   mode: RequestMode;
   provider: ProviderId;
+  /**
+   * The model that served the request, as the provider names it (`claude-sonnet-4-5-20250929`):
+   * what usage is grouped and priced by. When the provider never said (a failed request), the
+   * model the requested name last resolved to, else the requested name.
+   */
   model: string | null;
+  /** The model the request asked for (`claude-sonnet-4-5`, aliases resolved), for display; null in rows older than schema 4. */
+  requestedModel: string | null;
   method: string;
   path: string;
   stream: boolean;
@@ -53,13 +60,13 @@ export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR
 export const isError = (status: number): boolean => status >= 400;
 
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
-const insertRequests = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, method, path,
-  stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(23).fill('?').join(', ')})`).join(', ')}`;
+const insertRequests = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
+  method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(24).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
 
 function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
-  out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.method, r.path,
+  out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
     r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
     int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
 }

@@ -23,6 +23,7 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
   let phase: 'idle' | 'open' | 'done' = 'idle';
   let id = ctx.fallbackId;
   let model = ctx.displayModel ?? `anthropic/${ctx.model}`;
+  let served: string | undefined; // message_start's model: the snapshot that answers
   let counts: AnthropicTokenCounts | undefined;
   let stopReason: unknown = null;
   let refusal: string | undefined;
@@ -41,7 +42,8 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
   function start(message: unknown): StreamOutput[] {
     const m = asRecord(message);
     id = asString(m.id) ?? ctx.fallbackId;
-    model = ctx.displayModel ?? `anthropic/${asString(m.model) ?? ctx.model}`;
+    served = asString(m.model);
+    model = ctx.displayModel ?? `anthropic/${served ?? ctx.model}`;
     counts = mergeAnthropicUsage(ZERO_TOKEN_COUNTS, m.usage);
     phase = 'open';
     return [chunk({ role: 'assistant', content: '' })];
@@ -164,5 +166,6 @@ export function createAnthropicStreamTranslator(ctx: TranslateContext): StreamTr
       return counts === undefined ? undefined : toOpenAIUsage(counts);
     },
     complete: () => phase === 'done',
+    model: () => served,
   };
 }

@@ -43,6 +43,7 @@ function onlyText(candidate: Record<string, unknown>): string | undefined {
 export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTranslator {
   let id = ctx.fallbackId;
   let model = responseModel(undefined, ctx);
+  let served: string | undefined; // modelVersion: the model that answers
   let started = false;
   let finished = false;
   let blocked = false;
@@ -77,6 +78,7 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
     if (!started) {
       started = true;
       id = asString(response.responseId) ?? ctx.fallbackId;
+      served = asString(response.modelVersion)?.replace(/^models\//, '');
       model = responseModel(response.modelVersion, ctx);
     }
     if (isRecord(response.usageMetadata)) usageMetadata = response.usageMetadata;
@@ -146,5 +148,6 @@ export function createGeminiStreamTranslator(ctx: TranslateContext): StreamTrans
     usage: () => fromGeminiUsage(usageMetadata),
     // Gemini sends no terminator: only an error event ends the stream before the EOF.
     complete: () => finished,
+    model: () => served,
   };
 }

@@ -41,9 +41,32 @@ export function headerLine(layout: Layout): string {
   return layout.columns.map((c) => cell(c.title, c.width, c.align)).join(' ');
 }
 
+/** Why the gateway refused a request, in a few words (the line under the row has the full message). */
+const REFUSALS: Record<string, string> = {
+  missing_api_key: 'no key', invalid_api_key: 'unknown key', key_revoked: 'revoked key', key_expired: 'expired key',
+  model_not_allowed: 'model not allowed', model_not_found: 'unknown model', invalid_request: 'bad request',
+  request_too_large: 'too large', method_not_allowed: 'wrong method', provider_not_configured: 'no provider key',
+  shutting_down: 'shutting down',
+};
+
+export function refusalText(code: string): string {
+  return `refused: ${REFUSALS[code] ?? code.replace(/_/g, ' ')}`;
+}
+
+/** Where a request came in, as far as it is known: provider/model, the provider's door, or the unified one. */
+function doorText(row: Row): string {
+  if (row.provider && row.model) return `${row.provider}/${row.model}`;
+  return row.provider ?? row.mode ?? '';
+}
+
 /** provider/model; when that does not fit, the model alone if its name already says the provider. */
 function modelText(row: Row, width: number): string {
-  if (row.provider === null && row.model === null) return '(started before the monitor)';
+  if (row.refused) {
+    // The reason first: it is what the row is about, and it survives a narrow column.
+    const door = doorText(row);
+    return `${refusalText(row.error?.code ?? '')}${door ? ` · ${door}` : ''}`;
+  }
+  if (row.mode === null && row.model === null) return '(started before the monitor)';
   if (row.model === null) return `${row.provider ?? '?'} ${row.path ?? ''}`.trimEnd();
   const model = row.provider && row.model.startsWith(`${row.provider}/`) ? row.model.slice(row.provider.length + 1) : row.model;
   if (!row.provider) return model;

@@ -1,7 +1,7 @@
 // The details view of one request as lines of text (pure): what it was, its timings, its stream,
 // its usage, its error and its request headers (credentials already masked by the daemon).
 import { bytes, clock, compact, duration, fit } from '../common/format.js';
-import { tokensPerSecond } from './columns.js';
+import { refusalText, tokensPerSecond } from './columns.js';
 import type { Row } from './rows.js';
 
 export interface DetailLine { text: string; tone?: 'error' | 'muted' | 'title' }
@@ -18,10 +18,13 @@ const maybe = (n: number | undefined) => (n === undefined ? '–' : compact(n));
 
 export function detailLines(row: Row, now: number, width: number, maxLines: number): DetailLine[] {
   const label = (name: string) => name.padEnd(10);
-  const state = row.state === 'live' ? 'in flight' : row.state === 'lost' ? 'unknown (monitor disconnected)' : `${row.status ?? '–'} ${row.state === 'ok' ? 'ok' : 'error'}`;
+  const outcome = row.refused ? refusalText(row.error?.code ?? '') : row.state === 'ok' ? 'ok' : 'error';
+  const state = row.state === 'live' ? 'in flight' : row.state === 'lost' ? 'unknown (monitor disconnected)' : `${row.status ?? '–'} ${outcome}`;
+  // A refused request never reached a provider: whether it would have streamed is not known.
+  const streaming = row.stream === null || row.refused ? '' : row.stream ? ' · streaming' : ' · not streaming';
   const lines: DetailLine[] = [
     { text: fit(`request #${row.seq}  ${row.id}  ${row.method ?? ''} ${row.path ?? ''}`.trimEnd(), width), tone: 'title' },
-    { text: fit(`${label('route')}${row.mode ?? '–'} · ${row.provider ?? '–'} · ${row.model ?? '–'} · ${row.stream === null ? '' : row.stream ? 'streaming' : 'not streaming'}`, width) },
+    { text: fit(`${label('route')}${row.mode ?? '–'} · ${row.provider ?? '–'} · ${row.model ?? '–'}${streaming}`, width) },
     { text: fit(`${label('key')}${row.keyName ?? '–'}${row.keyId ? ` (${row.keyId})` : ''}`, width) },
     { text: fit(`${label('status')}${state}`, width), ...(row.state === 'error' ? { tone: 'error' as const } : {}) },
   ];

@@ -22,6 +22,8 @@ export interface RequestRecord {
   outputBytes: number | null;
   usage: TokenUsage;
   error?: { code: string; message: string };
+  /** The gateway refused it before calling a provider. */
+  refused?: true;
 }
 
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -58,6 +60,7 @@ export function createRecordJoiner(): (ev: GatewayEvent) => RequestRecord | unde
       outputBytes: ev.type === 'finished' ? ev.outputBytes : null,
       usage: ev.usage,
       ...(ev.type === 'failed' ? { error: { code: ev.code, message: ev.message } } : {}),
+      ...(ev.type === 'failed' && ev.refused ? { refused: true as const } : {}),
     };
   };
 }

@@ -31,6 +31,8 @@ export interface Row {
   liveTokens: number | null;
   usage: TokenUsage;
   error: { code: string; message: string } | null;
+  /** The gateway refused it before calling a provider (bad key, unknown model…). */
+  refused: boolean;
   end: number | null;
 }
 
@@ -38,7 +40,7 @@ function blankRow(seq: number, id: string, start: number): Row {
   return {
     seq, id, start, keyName: null, keyId: null, mode: null, provider: null, model: null, method: null, path: null,
     stream: null, requestBytes: null, headers: null, state: 'live', status: null, ttfbMs: null, firstByteAt: null,
-    durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, end: null,
+    durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, refused: false, end: null,
   };
 }
 
@@ -100,6 +102,7 @@ export function applyEvent(w: Work, ev: GatewayEvent): void {
         ...row, status: ev.status, durationMs: ev.durationMs, ttfbMs: ev.ttfbMs ?? row.ttfbMs, usage: ev.usage, end: ev.time,
         state: ev.type === 'finished' ? 'ok' : 'error',
         error: ev.type === 'failed' ? { code: ev.code, message: ev.message } : null,
+        refused: ev.type === 'failed' && ev.refused === true,
         ...(ev.type === 'finished' ? { outputBytes: ev.outputBytes, model: row.model ?? ev.model } : {}),
       };
       w.totals.tokensIn += ev.usage.inputTokens ?? 0;
