@@ -4,7 +4,7 @@
 // ordinary proxy keys whose plaintext is also kept in the keychain (account `proxy-key:<name>`),
 // created on first use. A key made by `gateway keys create` was shown once and is not held, so it
 // cannot be used here.
-import type { ProviderId } from '../providers/types.js';
+import { BUILTIN_PROVIDERS, PROVIDER_IDS, provider as descriptor } from '../providers/registry.js';
 import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
 import { ensureStateDir } from '../daemon/store/paths.js';
 import { CliError, note } from './common.js';
@@ -14,25 +14,20 @@ import { gatewayCmd } from './invocation.js';
 export const CLIENT_KEY_ACCOUNT_PREFIX = 'proxy-key:';
 export const DEFAULT_CLIENT_KEY_NAME = 'env';
 
-export type EnvTarget = ProviderId | 'all';
-export const ENV_TARGETS: readonly EnvTarget[] = ['openai', 'anthropic', 'gemini', 'all'];
+/** A provider id (its SDK's variables), or `all`. */
+export type EnvTarget = string;
+export const ENV_TARGETS: readonly EnvTarget[] = [...PROVIDER_IDS, 'all'];
 
-/** Base-URL conventions of the official SDKs: openai appends /chat/completions to a base ending
- * in /v1; @anthropic-ai/sdk appends /v1/messages; @google/genai appends /v1beta/models/…. */
+const targets = (target: EnvTarget) => (target === 'all' ? BUILTIN_PROVIDERS : [descriptor(target)]);
+
+/** Each SDK's base URL (its native prefix, as the SDK expects it to end) and key variables. */
 export function clientEnvVars(url: string, key: string, target: EnvTarget): [string, string][] {
-  const vars: Record<ProviderId, [string, string][]> = {
-    openai: [['OPENAI_BASE_URL', `${url}/openai/v1`], ['OPENAI_API_KEY', key]],
-    anthropic: [['ANTHROPIC_BASE_URL', `${url}/anthropic`], ['ANTHROPIC_API_KEY', key]],
-    gemini: [['GOOGLE_GEMINI_BASE_URL', `${url}/gemini`], ['GEMINI_API_KEY', key]],
-  };
-  return target === 'all' ? [...vars.openai, ...vars.anthropic, ...vars.gemini] : vars[target];
+  return targets(target).flatMap((p): [string, string][] => [[p.sdk.baseUrlVar, `${url}/${p.id}${p.sdk.basePath}`], [p.sdk.keyVar, key]]);
 }
 
 /** Variables an SDK prefers over the ones we set, so a tool would not use the gateway key. */
 export function conflictingVars(target: EnvTarget, env: NodeJS.ProcessEnv): string[] {
-  const names: Record<ProviderId, string[]> = { openai: [], anthropic: ['ANTHROPIC_AUTH_TOKEN'], gemini: ['GOOGLE_API_KEY'] };
-  const list = target === 'all' ? [...names.openai, ...names.anthropic, ...names.gemini] : names[target];
-  return list.filter((n) => env[n]);
+  return targets(target).flatMap((p) => p.sdk.preferredVars).filter((n) => env[n]);
 }
 
 function validName(name: string): string {

@@ -4,8 +4,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
-import { ENV_KEY_NAMES } from '../daemon/store/secrets.js';
-import { PROVIDERS } from '../providers/types.js';
+import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
 import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
@@ -53,7 +52,7 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   const { createSecretSource } = await import('../daemon/store/secret-source.js');
   const source = createSecretSource({ dir, env });
   const checks: Check[] = [];
-  const lookups = await Promise.all(PROVIDERS.map((p) => source.inspect(p)));
+  const lookups = await Promise.all(PROVIDER_IDS.map((p) => source.inspect(p)));
   // The lookups already asked the keychain; don't wait for a hung one twice.
   const failed = lookups.find((l) => l.keychainError)?.keychainError;
   try {
@@ -73,7 +72,7 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   }
   const anySet = lookups.some((l) => l.secret);
   for (const l of lookups) {
-    const where = l.secret?.origin === 'environment' ? `environment (${ENV_KEY_NAMES[l.provider]})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;
+    const where = l.secret?.origin === 'environment' ? `environment (${descriptor(l.provider).keyEnv})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;
     checks.push(l.secret
       ? { id: `provider-${l.provider}`, ok: true, title: `${l.provider} key`, detail: `set, from the ${where}` }
       : { id: `provider-${l.provider}`, ok: anySet, title: `${l.provider} key`, detail: anySet ? 'not set (requests to this provider get 503)' : 'not set; no provider has a key', fix: gatewayCmd(`providers set ${l.provider}`) });

@@ -1,6 +1,7 @@
 // The `gateway` program: one commander tree, commands registered from one file each, and the
 // single place errors become one line on stderr and an exit code. Heavy modules (the keychain's
 // native module, conf, ink/react, the daemon) are imported inside actions, so --help stays instant.
+import { BUILTIN_PROVIDERS } from '../providers/registry.js';
 import { Command, CommanderError } from 'commander';
 import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -44,7 +45,7 @@ export function buildProgram(): Command {
     .showSuggestionAfterError()
     .addHelpText('after', `
 State lives in $GATEWAY_HOME, else the platform config directory.
-Environment: GATEWAY_ANTHROPIC_API_KEY, GATEWAY_OPENAI_API_KEY, GATEWAY_GEMINI_API_KEY override stored
+Environment: ${BUILTIN_PROVIDERS.map((p) => p.keyEnv).join(', ')} override stored
 provider keys; GATEWAY_PORT, GATEWAY_UPSTREAM_TIMEOUT set start defaults. Advanced/testing:
 GATEWAY_KEYCHAIN_SERVICE (keychain service name, default model-gateway), GATEWAY_KEYCHAIN_STORE
 (Linux: secret-service or keyutils, instead of auto-detection).

@@ -5,6 +5,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
+import { withoutProviderPrefix, type KeyPlacement } from '../providers/registry.js';
 import { GatewayError, type Protocol } from './errors.js';
 import { isKeyParamName } from './http-util.js';
 import { keyRefusal } from './key-refusals.js';
@@ -12,21 +13,17 @@ import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/ke
 import { FILES } from './store/paths.js';
 import { join } from 'node:path';
 
-export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
+export type { KeyPlacement };
 
 /**
- * Where each endpoint family accepts the proxy key: Bearer always, plus each SDK's default spot.
- * Only Gemini's clients put a key in the query (`?key=`); every prefix strips that parameter
- * before forwarding (http-util's upstreamQuery), but the others do not take it as a credential.
+ * Where the OpenAI-format doors (/v1/chat/completions, /v1/models) accept the proxy key. A native
+ * prefix accepts it where its provider's clients put it (the descriptor's clientKeyPlacements):
+ * only Gemini's put it in the query (`?key=`); every prefix strips that parameter before
+ * forwarding (http-util's upstreamQuery), but the others do not take it as a credential.
  */
-export const KEY_PLACEMENTS: Record<'unified' | 'openai' | 'anthropic' | 'gemini', KeyPlacement[]> = {
-  unified: ['bearer'],
-  openai: ['bearer'],
-  anthropic: ['bearer', 'x-api-key'],
-  gemini: ['bearer', 'x-goog-api-key', 'query'],
-};
+export const UNIFIED_KEY_PLACEMENTS: readonly KeyPlacement[] = ['bearer'];
 
-export function extractKey(req: IncomingMessage, query: URLSearchParams | null, placements: KeyPlacement[]): string | undefined {
+export function extractKey(req: IncomingMessage, query: URLSearchParams | null, placements: readonly KeyPlacement[]): string | undefined {
   for (const p of placements) {
     switch (p) {
       case 'bearer': {
@@ -152,7 +149,7 @@ export function checkModelAllowed(rec: KeyRecord, model: string | null): void {
 
 /** `claude-*` style globs, and a prefixed entry (`anthropic/x`) also matches the bare id `x`. */
 function modelMatches(pattern: string, model: string): boolean {
-  const bare = (s: string) => s.replace(/^(anthropic|openai|gemini|google)\//, '');
+  const bare = withoutProviderPrefix;
   const test = (p: string, m: string) => (p.endsWith('*') ? m.startsWith(p.slice(0, -1)) : p === m);
   return test(pattern, model) || test(bare(pattern), bare(model));
 }

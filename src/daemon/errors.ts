@@ -1,8 +1,10 @@
 // One error type for everything the daemon itself refuses, one code table with fixed statuses, and
 // one serializer per client protocol: OpenAI's error object (unified and /openai), Anthropic's
 // error JSON (/anthropic), Google's error JSON (/gemini).
+import type { ErrorShape } from '../providers/protocol-facts.js';
 
-export type Protocol = 'openai' | 'anthropic' | 'gemini';
+/** The error shape a route answers in (its protocol's; see protocol-facts.ts). */
+export type Protocol = ErrorShape;
 
 export const ERROR_CODES = {
   invalid_request: { status: 400, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },

@@ -3,10 +3,11 @@
 // GET /v1/models/{model} (the SDKs' models.retrieve): one entry of that list, found by the name a
 // chat request would use (an alias, `provider/model`, or a well-known bare id).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fromModelsList, MODELS_PATH, type ModelEntry } from '../providers/models-list.js';
-import { PROVIDERS, type ProviderId } from '../providers/types.js';
+import { fromModelsList, type ModelEntry } from '../providers/models-list.js';
+import type { ProviderId } from '../providers/types.js';
+import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
 import { resolveModel } from '../providers/models.js';
-import { extractKey, KEY_PLACEMENTS } from './auth.js';
+import { extractKey, UNIFIED_KEY_PLACEMENTS } from './auth.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { gatewayCallHeaders } from './upstream.js';
@@ -26,7 +27,7 @@ async function providerModels(ctx: DaemonContext, p: ProviderId): Promise<ModelE
   if (!key) return [];
   const headers = gatewayCallHeaders(p, key, { accept: 'application/json' });
   try {
-    const r = await ctx.upstreams.request(p, { method: 'GET', path: MODELS_PATH[p], headers, signal: AbortSignal.timeout(10_000) });
+    const r = await ctx.upstreams.request(p, { method: 'GET', path: descriptor(p).modelsPath, headers, signal: AbortSignal.timeout(10_000) });
     if (r.statusCode !== 200) { await r.body.dump(); return hit?.models ?? []; }
     const models = fromModelsList(p, await r.body.json());
     byProvider.set(p, { at: Date.now(), models });
@@ -42,15 +43,15 @@ function sendJson(res: ServerResponse, body: unknown): void {
 }
 
 export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
+  ctx.keys.authenticate(extractKey(req, null, UNIFIED_KEY_PLACEMENTS), 'openai');
   const aliases = Object.keys(ctx.settings.aliases).sort().map(aliasEntry);
-  const lists = await Promise.all(PROVIDERS.map((p) => providerModels(ctx, p)));
+  const lists = await Promise.all(PROVIDER_IDS.map((p) => providerModels(ctx, p)));
   sendJson(res, { object: 'list', data: [...aliases, ...lists.flat()] });
 }
 
 /** `rawId`: the path after /v1/models/, the id raw (`anthropic/claude-opus-5`) or encoded (`anthropic%2Fclaude-opus-5`). */
 export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rawId: string): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
+  ctx.keys.authenticate(extractKey(req, null, UNIFIED_KEY_PLACEMENTS), 'openai');
   let id: string;
   try { id = decodeURIComponent(rawId); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in the model id', 'model'); }
   const entry = Object.hasOwn(ctx.settings.aliases, id) ? aliasEntry(id) : await listedModel(ctx, id);

@@ -1,6 +1,6 @@
 // Reads token usage out of a native response as it streams past, for the monitor and accounting,
 // without touching the bytes the client gets. Only the events that carry usage are parsed.
-import type { ProviderId } from '../providers/types.js';
+import type { ProtocolId } from '../providers/ir/protocol.js';
 import type { TokenUsage } from './events.js';
 import { SseParser } from './sse.js';
 
@@ -100,23 +100,23 @@ function firstStringValue(body: Buffer, key: string): string | null {
 }
 
 /** Usage and model from a whole JSON answer (or Gemini's JSON-array stream). */
-function usageFromJsonBody(provider: ProviderId, body: Buffer, usage: TokenUsage): string | null {
-  const u = obj(objectAfterLastKey(body, provider === 'gemini' ? 'usageMetadata' : 'usage'));
-  if (provider === 'anthropic') anthropicUsage(u, usage);
-  else if (provider === 'openai') openaiUsage(u, usage);
+function usageFromJsonBody(protocol: ProtocolId, body: Buffer, usage: TokenUsage): string | null {
+  const u = obj(objectAfterLastKey(body, protocol === 'gemini' ? 'usageMetadata' : 'usage'));
+  if (protocol === 'anthropic') anthropicUsage(u, usage);
+  else if (protocol === 'openai-chat') openaiUsage(u, usage);
   else geminiUsage(u, usage);
-  const model = firstStringValue(body, provider === 'gemini' ? 'modelVersion' : 'model');
+  const model = firstStringValue(body, protocol === 'gemini' ? 'modelVersion' : 'model');
   return model === null ? null : model.replace(/^models\//, '');
 }
 
-function fromBody(provider: ProviderId, body: unknown, usage: TokenUsage): string | null {
+function fromBody(protocol: ProtocolId, body: unknown, usage: TokenUsage): string | null {
   const items = Array.isArray(body) ? body : [body]; // Gemini's non-SSE stream is a JSON array
   let model: string | null = null;
   for (const item of items) {
     const o = obj(item);
     if (!o) continue;
-    if (provider === 'anthropic') anthropicUsage(obj(o.usage), usage);
-    else if (provider === 'openai') openaiUsage(obj(o.usage), usage);
+    if (protocol === 'anthropic') anthropicUsage(obj(o.usage), usage);
+    else if (protocol === 'openai-chat') openaiUsage(obj(o.usage), usage);
     else geminiUsage(obj(o.usageMetadata), usage);
     const m = o.model ?? o.modelVersion;
     if (typeof m === 'string') model = m.replace(/^models\//, '');
@@ -124,7 +124,7 @@ function fromBody(provider: ProviderId, body: unknown, usage: TokenUsage): strin
   return model;
 }
 
-export function createNativeUsageTap(provider: ProviderId, contentType: string): UsageTap | undefined {
+export function createNativeUsageTap(protocol: ProtocolId, contentType: string): UsageTap | undefined {
   const usage: TokenUsage = {};
   let model: string | null = null;
   if (contentType.includes('text/event-stream')) {
@@ -132,14 +132,14 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
     let lastGemini: string | undefined;
     let complete = false;
     const onData = (ev: { event?: string; data: string }) => {
-      if (provider === 'anthropic') {
+      if (protocol === 'anthropic') {
         if (ev.event === 'message_stop') complete = true;
         if (ev.event !== 'message_start' && ev.event !== 'message_delta') return;
         const o = obj(parse(ev.data));
         const msg = obj(o?.message);
         if (msg) { anthropicUsage(obj(msg.usage), usage); if (typeof msg.model === 'string') model = msg.model; }
         anthropicUsage(obj(o?.usage), usage);
-      } else if (provider === 'openai') {
+      } else if (protocol === 'openai-chat') {
         if (ev.data === '[DONE]') { complete = true; return; }
         if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
         if (!ev.data.includes('"usage":{')) return;
@@ -162,7 +162,7 @@ export function createNativeUsageTap(provider: ProviderId, contentType: string):
       complete: () => complete,
     };
   }
-  if (contentType.includes('json')) return new JsonUsageTap(provider);
+  if (contentType.includes('json')) return new JsonUsageTap(protocol);
   return undefined;
 }
 
@@ -174,7 +174,7 @@ class JsonUsageTap implements UsageTap {
   private readonly found: TokenUsage = {};
   private foundModel: string | null = null;
 
-  constructor(private readonly provider: ProviderId) {}
+  constructor(private readonly protocol: ProtocolId) {}
 
   push(chunk: Buffer): void {
     this.size += chunk.length;
@@ -190,7 +190,7 @@ class JsonUsageTap implements UsageTap {
     if (this.read) return;
     this.read = true;
     const { parts, size } = this;
-    if (size > 0 && size <= JSON_CAP) this.foundModel = usageFromJsonBody(this.provider, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), this.found);
+    if (size > 0 && size <= JSON_CAP) this.foundModel = usageFromJsonBody(this.protocol, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), this.found);
     this.parts = [];
   }
 }

@@ -5,20 +5,21 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
-import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
+import { checkModelAllowed, extractKey } from './auth.js';
+import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
+import { provider as descriptor } from '../providers/registry.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { ClientBoundCall, setProviderAuth, upstreamFailure } from './upstream.js';
-import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
+import { addProtocolHeaders, ClientBoundCall, setProviderAuth, upstreamFailure } from './upstream.js';
 
 
-/** The model a native request names: in the path for Gemini, in the JSON body for the others. */
-function nativeModel(provider: ProviderId, upstreamPath: string, body: Buffer | undefined): string | null {
-  if (provider === 'gemini') {
+/** The model a native request names: in the path (Gemini's protocol) or in the JSON body. */
+function nativeModel(modelIn: 'body' | 'path', upstreamPath: string, body: Buffer | undefined): string | null {
+  if (modelIn === 'path') {
     const m = /\/models\/([^/:]+)/.exec(upstreamPath);
     return m ? decodeURIComponent(m[1]!) : null;
   }
@@ -31,29 +32,31 @@ function nativeModel(provider: ProviderId, upstreamPath: string, body: Buffer | 
 
 export async function handleNative(
   ctx: DaemonContext, provider: ProviderId, req: IncomingMessage, res: ServerResponse,
-  upstreamPath: string, rawQuery: string, facts: RequestFacts,
+  upstreamPath: string, rawQuery: string, seen: RequestFacts,
 ): Promise<void> {
   const query = rawQuery ? new URLSearchParams(rawQuery) : null;
-  const record = ctx.keys.authenticate(extractKey(req, query, KEY_PLACEMENTS[provider]), provider);
-  facts.key = { id: record.id, name: record.name };
+  const p = descriptor(provider);
+  const wire = PROTOCOL_FACTS[p.protocol];
+  const record = ctx.keys.authenticate(extractKey(req, query, p.clientKeyPlacements), wire.errorShape);
+  seen.key = { id: record.id, name: record.name };
   const limit = ctx.settings.bodyLimitBytes;
   const length = declaredLength(req, limit);
 
   // Only keys with a model allow-list make us look at the body; the original bytes still go upstream.
   let buffered: Buffer | undefined;
-  let model: string | null = provider === 'gemini' ? nativeModel(provider, upstreamPath, undefined) : null;
-  facts.model = model;
+  let model: string | null = wire.modelIn === 'path' ? nativeModel('path', upstreamPath, undefined) : null;
+  seen.model = model;
   if (record.models) {
-    if (provider !== 'gemini') buffered = await readBody(req, limit);
-    model = nativeModel(provider, upstreamPath, buffered);
-    facts.model = model;
+    if (wire.modelIn === 'body') buffered = await readBody(req, limit);
+    model = nativeModel(wire.modelIn, upstreamPath, buffered);
+    seen.model = model;
     checkModelAllowed(record, model);
   }
   const providerKey = ctx.providerKeys.cached(provider) ?? await ctx.providerKeys.require(provider);
 
   const headers = forwardRequestHeaders(req.headers);
   setProviderAuth(provider, headers, providerKey);
-  if (provider === 'anthropic' && headers['anthropic-version'] === undefined) headers['anthropic-version'] = ANTHROPIC_VERSION;
+  addProtocolHeaders(provider, headers);
   // Loopback needs no compression, and an identity body lets us read usage for accounting.
   headers['accept-encoding'] = 'identity';
   // A `key` parameter is a client credential on every prefix: never forwarded.
@@ -69,7 +72,7 @@ export async function handleNative(
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
     method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
-  facts.tracked = true;
+  seen.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
   await new Promise<void>((resolve, reject) => {
@@ -109,7 +112,7 @@ class NativeRelay extends ClientBoundCall {
     // with its first body bytes, in one write.
     if (streaming) this.res.flushHeaders();
     this.streaming = streaming;
-    this.tap = createNativeUsageTap(this.provider, contentType);
+    this.tap = createNativeUsageTap(descriptor(this.provider).protocol, contentType);
     this.tracker.responseIsStream(streaming);
   }
 

@@ -3,12 +3,7 @@
 import type { ProviderId } from '../providers/types.js';
 import { GatewayError } from './errors.js';
 import type { SecretSource } from './store/secrets.js';
-
-const SET_COMMAND: Record<ProviderId, string> = {
-  anthropic: 'gateway providers set anthropic',
-  openai: 'gateway providers set openai',
-  gemini: 'gateway providers set gemini',
-};
+import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
 
 export class ProviderKeys {
   private keys = new Map<ProviderId, string>();
@@ -16,7 +11,7 @@ export class ProviderKeys {
 
   async reload(): Promise<void> {
     const next = new Map<ProviderId, string>();
-    for (const p of ['anthropic', 'openai', 'gemini'] as const) {
+    for (const p of PROVIDER_IDS) {
       const s = await this.source.get(p).catch(() => undefined);
       if (s) next.set(p, s.key);
     }
@@ -37,7 +32,7 @@ export class ProviderKeys {
     if (cached) return cached;
     const s = await this.source.get(p).catch(() => undefined);
     if (s) { this.keys.set(p, s.key); return s.key; }
-    throw new GatewayError('provider_not_configured', `no ${p} API key is configured in the gateway; run: ${SET_COMMAND[p]}`);
+    throw new GatewayError('provider_not_configured', `no ${descriptor(p).displayName} API key is configured in the gateway; run: gateway providers set ${p}`);
   }
 }
 

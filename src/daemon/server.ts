@@ -4,6 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
+import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
+import { findProvider, type ProviderDescriptor } from '../providers/registry.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
@@ -17,7 +19,7 @@ import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
 import { handleModel, handleModels, MODEL_PATH } from './models-list.js';
 import { handleUnified } from './unified.js';
-import { DEFAULT_ORIGINS, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
+import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
 export const VERSION = '0.1.0';
 
@@ -29,7 +31,8 @@ export interface DaemonOptions {
   port?: number;
   stateDir: string;
   secrets: SecretSource;
-  origins?: Partial<Record<ProviderId, string>>;
+  /** Provider id → origin, overriding the registry's (tests point these at mocks). */
+  origins?: Record<ProviderId, string>;
   timeouts?: Partial<UpstreamTimeouts>;
   settings?: Partial<DaemonSettings>;
   /** Reads settings again on /admin/reload (config.json). */
@@ -56,12 +59,18 @@ export interface RunningDaemon {
   close(drainMs?: number): Promise<void>;
 }
 
-const NATIVE_PREFIXES: Record<string, ProviderId> = { anthropic: 'anthropic', openai: 'openai', gemini: 'gemini' };
+/** The provider whose native prefix starts `path` (`/<id>/…`, the id exactly), if any. */
+function nativePrefix(path: string): ProviderDescriptor | undefined {
+  const slash = path.indexOf('/', 1);
+  if (slash === -1) return undefined;
+  const d = findProvider(path.slice(1, slash));
+  return d && d.id === path.slice(1, slash) ? d : undefined;
+}
 
+/** The error shape of the route `path` falls under: its prefix's protocol, else OpenAI's. */
 function protocolFor(path: string): Protocol {
-  if (path.startsWith('/anthropic/')) return 'anthropic';
-  if (path.startsWith('/gemini/')) return 'gemini';
-  return 'openai';
+  const d = nativePrefix(path);
+  return d ? PROTOCOL_FACTS[d.protocol].errorShape : 'openai';
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
@@ -75,7 +84,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
   const ctx: DaemonContext = {
     keys, providerKeys, settings,
-    upstreams: new Upstreams({ ...DEFAULT_ORIGINS, ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
+    upstreams: new Upstreams({ ...defaultOrigins(), ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
     bus: new EventBus(),
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
@@ -106,12 +115,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       throw new GatewayError('not_found', `no route for ${req.method} ${path}`);
     }
     if (draining) throw new GatewayError('shutting_down', 'the gateway is shutting down');
-    const slash = path.indexOf('/', 1);
-    const first = slash === -1 ? path.slice(1) : path.slice(1, slash);
-    const provider = NATIVE_PREFIXES[first];
-    if (provider && slash !== -1) {
-      seen.facts = newRequestFacts('native', provider);
-      await handleNative(ctx, provider, req, res, path.slice(slash), query, seen.facts);
+    const native = nativePrefix(path);
+    if (native) {
+      seen.facts = newRequestFacts('native', native.id);
+      await handleNative(ctx, native.id, req, res, path.slice(native.id.length + 1), query, seen.facts);
       return;
     }
     if (path === '/v1/chat/completions') {

@@ -7,9 +7,10 @@ import { fromOpenAIError } from '../providers/openai/errors.js';
 import { toOpenAIRequest } from '../providers/openai/request.js';
 import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
 import { translatorFor } from '../providers/index.js';
+import { provider as descriptor } from '../providers/registry.js';
 import { TranslationError, type ChatCompletionRequest, type OpenAIUsage, type TranslateContext } from '../providers/types.js';
 import { validateChatRequest } from '../providers/validate.js';
-import { checkModelAllowed, extractKey, KEY_PLACEMENTS } from './auth.js';
+import { checkModelAllowed, extractKey, UNIFIED_KEY_PLACEMENTS } from './auth.js';
 import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
@@ -40,7 +41,7 @@ function asGatewayError(err: unknown): unknown {
 }
 
 export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> {
-  const record = ctx.keys.authenticate(extractKey(req, null, KEY_PLACEMENTS.unified), 'openai');
+  const record = ctx.keys.authenticate(extractKey(req, null, UNIFIED_KEY_PLACEMENTS), 'openai');
   facts.key = { id: record.id, name: record.name };
   const raw = await readBody(req, ctx.settings.bodyLimitBytes);
   let parsed: unknown;
@@ -65,7 +66,7 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
     fallbackId: `chatcmpl-${randomBytes(12).toString('hex')}`,
     includeUsage: stream && body.stream_options?.include_usage === true,
   };
-  const translator = route.provider === 'openai' ? null : await translatorFor(route.provider);
+  const translator = await translatorFor(descriptor(route.provider).protocol);
   let call;
   let clientWantsUsage = tctx.includeUsage;
   try {

@@ -4,20 +4,14 @@ import type { ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
-import { ANTHROPIC_VERSION } from '../providers/anthropic/request.js';
+import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
+import { BUILTIN_PROVIDERS, provider as descriptor } from '../providers/registry.js';
 import { GatewayError } from './errors.js';
 
-export const DEFAULT_ORIGINS: Record<ProviderId, string> = {
-  anthropic: 'https://api.anthropic.com',
-  openai: 'https://api.openai.com',
-  gemini: 'https://generativelanguage.googleapis.com',
-};
-
-export const BASE_URL_ENV: Record<ProviderId, string> = {
-  anthropic: 'GATEWAY_ANTHROPIC_BASE_URL',
-  openai: 'GATEWAY_OPENAI_BASE_URL',
-  gemini: 'GATEWAY_GEMINI_BASE_URL',
-};
+/** Each provider's origin, as its registry descriptor gives it. */
+export function defaultOrigins(): Record<ProviderId, string> {
+  return Object.fromEntries(BUILTIN_PROVIDERS.map((p) => [p.id, p.origin]));
+}
 
 export interface UpstreamTimeouts {
   connectMs: number; // 10 s
@@ -27,12 +21,12 @@ export interface UpstreamTimeouts {
 
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 10_000, headersMs: 600_000, idleMs: 300_000 };
 
-/** Origins from GATEWAY_<P>_BASE_URL (never the SDKs' own OPENAI_BASE_URL etc.). */
+/** Origins from each provider's GATEWAY_<P>_BASE_URL (never the SDKs' own OPENAI_BASE_URL etc.). */
 export function originsFromEnv(env: NodeJS.ProcessEnv = process.env): Record<ProviderId, string> {
-  const out = { ...DEFAULT_ORIGINS };
-  for (const p of Object.keys(out) as ProviderId[]) {
-    const v = env[BASE_URL_ENV[p]];
-    if (v) out[p] = normalizeOrigin(v, BASE_URL_ENV[p]);
+  const out = defaultOrigins();
+  for (const p of BUILTIN_PROVIDERS) {
+    const v = env[p.baseUrlEnv];
+    if (v) out[p.id] = normalizeOrigin(v, p.baseUrlEnv);
   }
   return out;
 }
@@ -52,7 +46,9 @@ export class Upstreams {
   dispatcher(provider: ProviderId): Pool {
     let pool = this.pools.get(provider);
     if (!pool) {
-      pool = new Pool(this.origins[provider], {
+      const origin = this.origins[provider];
+      if (origin === undefined) throw new GatewayError('internal_error', `no origin for provider "${provider}"`);
+      pool = new Pool(origin, {
         connections: 256,
         pipelining: 1,
         connectTimeout: this.timeouts.connectMs,
@@ -75,28 +71,28 @@ export class Upstreams {
   }
 }
 
-/** Sets the provider's own credential on headers going upstream. */
+/** Sets the provider's own credential on headers going upstream, the way its descriptor says. */
 export function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
-  switch (provider) {
-    case 'anthropic': headers['x-api-key'] = key; break;
-    case 'openai': headers.authorization = `Bearer ${key}`; break;
-    case 'gemini': headers['x-goog-api-key'] = key; break;
-    default: { const never: never = provider; return never; }
-  }
+  const { auth } = descriptor(provider);
+  headers[auth.header] = auth.scheme ? `${auth.scheme} ${key}` : key;
+}
+
+/** The protocol's default headers (Anthropic's version) where the client sent none. */
+export function addProtocolHeaders(provider: ProviderId, headers: Record<string, string | string[]>): void {
+  const defaults = PROTOCOL_FACTS[descriptor(provider).protocol].defaultHeaders;
+  for (const name in defaults) if (headers[name] === undefined) headers[name] = defaults[name]!;
 }
 
 /**
  * Headers for a call the gateway itself makes (unified requests, model lists, key tests): nothing
- * of the client's, an identity body we can read, Anthropic's version when none is given, the key.
+ * of the client's, an identity body we can read, the protocol's defaults, the key.
  */
 export function gatewayCallHeaders(provider: ProviderId, key: string, headers: Record<string, string>): Record<string, string> {
   const h: Record<string, string> = { 'accept-encoding': 'identity', ...headers };
-  if (provider === 'anthropic' && !h['anthropic-version']) h['anthropic-version'] = ANTHROPIC_VERSION;
+  addProtocolHeaders(provider, h);
   setProviderAuth(provider, h, key);
   return h;
 }
-
-const PROVIDER_NAMES: Record<ProviderId, string> = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
 
 /**
  * Maps a transport failure to the error the client sees. `cut`: the provider had already answered
@@ -104,7 +100,7 @@ const PROVIDER_NAMES: Record<ProviderId, string> = { anthropic: 'Anthropic', ope
  * "cannot reach".
  */
 export function upstreamFailure(provider: ProviderId, origin: string, err: unknown, cut?: 'stream' | 'response'): GatewayError {
-  const name = PROVIDER_NAMES[provider];
+  const name = descriptor(provider).displayName;
   if (err instanceof undiciErrors.ConnectTimeoutError) return new GatewayError('upstream_timeout', `${name} (${origin}) did not accept the connection within 10 s`);
   if (err instanceof undiciErrors.HeadersTimeoutError) return new GatewayError('upstream_timeout', `${name} did not answer within the upstream timeout (set with gateway start --upstream-timeout <seconds>)`);
   if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for 5 minutes`);

@@ -1,14 +1,18 @@
-// The translating providers by id, loaded on first use and kept. OpenAI needs no translation in
-// unified mode (see ./openai/).
+// The OpenAI-Chat translators by the protocol a provider speaks, loaded on first use and kept.
+// A provider that speaks OpenAI Chat itself needs none (null): its requests go through as they are.
+import type { ProtocolId } from './ir/protocol.js';
 import type { TranslatingProvider } from './types.js';
 
-const loaded = new Map<'anthropic' | 'gemini', TranslatingProvider>();
+const loaded = new Map<ProtocolId, TranslatingProvider>();
 
-export async function translatorFor(provider: 'anthropic' | 'gemini'): Promise<TranslatingProvider> {
-  let t = loaded.get(provider);
+export async function translatorFor(protocol: ProtocolId): Promise<TranslatingProvider | null> {
+  if (protocol === 'openai-chat') return null;
+  let t = loaded.get(protocol);
   if (!t) {
-    t = provider === 'anthropic' ? (await import('./anthropic/index.js')).anthropic : (await import('./gemini/index.js')).gemini;
-    loaded.set(provider, t);
+    if (protocol === 'anthropic') t = (await import('./anthropic/index.js')).anthropic;
+    else if (protocol === 'gemini') t = (await import('./gemini/index.js')).gemini;
+    else throw new Error(`no OpenAI-Chat translator for the ${protocol} protocol yet`);
+    loaded.set(protocol, t);
   }
   return t;
 }

@@ -1,6 +1,8 @@
 // Model name → provider: user aliases first, then an explicit `provider/` prefix, then the
 // well-known families (provider-reference §5.1). Anything else is refused with the accepted forms.
 import { TranslationError, type ProviderId } from './types.js';
+import { BUILTIN_PROVIDERS, providerForFamily, PROVIDER_IDS, splitProviderPrefix } from './registry.js';
+import { PROTOCOL_FACTS } from './protocol-facts.js';
 
 export interface ResolvedModel {
   provider: ProviderId;
@@ -10,28 +12,26 @@ export interface ResolvedModel {
   alias?: string;
 }
 
-const PREFIXES: Record<string, ProviderId> = { anthropic: 'anthropic', openai: 'openai', gemini: 'gemini', google: 'gemini' };
-
-/** The family a bare model id belongs to, or undefined. */
+/** The provider whose family a bare model id belongs to, or undefined. */
 export function familyOf(id: string): ProviderId | undefined {
-  if (id.startsWith('claude-')) return 'anthropic';
-  if (/^(gpt-|chatgpt-|codex-)/.test(id) || /^o\d(-|$)/.test(id) || id === 'computer-use-preview') return 'openai';
-  if (/^(gemini-|gemma-)/.test(id)) return 'gemini';
-  return undefined;
+  return providerForFamily(id)?.id;
+}
+
+/** Gemini's protocol names models `models/<id>`; the id is what routes. */
+function modelId(protocolPathModel: boolean, id: string): string {
+  return protocolPathModel ? id.replace(/^models\//, '') : id;
 }
 
 function byPrefixOrFamily(name: string): ResolvedModel | undefined {
-  const slash = name.indexOf('/');
-  if (slash > 0) {
-    const provider = PREFIXES[name.slice(0, slash).toLowerCase()];
-    if (!provider) return undefined;
-    let model = name.slice(slash + 1);
-    if (provider === 'gemini') model = model.replace(/^models\//, '');
-    return model ? { provider, model } : undefined;
+  if (name.indexOf('/') > 0) {
+    const split = splitProviderPrefix(name);
+    if (!split) return undefined;
+    const model = modelId(PROTOCOL_FACTS[split.provider.protocol].modelIn === 'path', split.rest);
+    return model ? { provider: split.provider.id, model } : undefined;
   }
   const bare = name.replace(/^models\//, '');
-  const provider = familyOf(bare);
-  return provider ? { provider, model: provider === 'gemini' ? bare : name } : undefined;
+  const p = providerForFamily(bare);
+  return p ? { provider: p.id, model: modelId(PROTOCOL_FACTS[p.protocol].modelIn === 'path', name) } : undefined;
 }
 
 export function resolveModel(name: string, aliases: Record<string, string> = {}): ResolvedModel {
@@ -44,8 +44,8 @@ export function resolveModel(name: string, aliases: Record<string, string> = {})
   const r = byPrefixOrFamily(name);
   if (r) return r;
   throw new TranslationError(
-    `model "${name}" does not name a provider. Use "anthropic/<model>", "openai/<model>" or "gemini/<model>", ` +
-    `a well-known name (claude-…, gpt-…, o1/o3/o4…, chatgpt-…, gemini-…), or an alias (gateway models alias <name> <provider>/<model>)`,
+    `model "${name}" does not name a provider. Use ${PROVIDER_IDS.map((p) => `"${p}/<model>"`).join(', ')}, ` +
+    `a well-known name (${BUILTIN_PROVIDERS.map((p) => p.familyHint).join(', ')}), or an alias (gateway models alias <name> <provider>/<model>)`,
     'model', 'model_not_found',
   );
 }

@@ -28,12 +28,24 @@ export interface ProviderDescriptor {
   readonly baseUrlEnv: string;
   /** Lists its models (GET, relative to the origin). */
   readonly modelsPath: string;
-  /** Bare model names that route here without a prefix (provider-reference.md §5.1). */
+  /** Bare model names that route here without a prefix (provider-reference.md §5.1), and how to say so. */
   readonly families: readonly RegExp[];
-  /** What a real key looks like, for hints (never validated strictly: formats change). */
-  readonly keyHint: string;
+  readonly familyHint: string;
+  /** How a real key usually starts, for a hint when a pasted one does not (never enforced: formats change). */
+  readonly keyPrefix: string;
   /** Where a user gets a key. */
   readonly keyUrl: string;
+  /**
+   * How the provider's official SDK is pointed elsewhere (`gateway env`): the base-URL and key
+   * variables it reads, the path its base URL ends in (openai appends /chat/completions to a base
+   * ending in /v1; @anthropic-ai/sdk appends /v1/messages; @google/genai /v1beta/models/…), and
+   * variables it prefers over ours, which would send another credential.
+   */
+  readonly sdk: { readonly baseUrlVar: string; readonly keyVar: string; readonly basePath: string; readonly preferredVars: readonly string[] };
+  /** `owned_by` in OpenAI-shaped model lists when the provider's own list does not say. */
+  readonly owner: string;
+  /** The model `gateway chat` picks when this is the first provider with a key. */
+  readonly defaultChatModel: string;
 }
 
 const anthropic: ProviderDescriptor = {
@@ -50,8 +62,12 @@ const anthropic: ProviderDescriptor = {
   baseUrlEnv: 'GATEWAY_ANTHROPIC_BASE_URL',
   modelsPath: '/v1/models?limit=1000',
   families: [/^claude-/],
-  keyHint: 'sk-ant-…',
+  familyHint: 'claude-…',
+  keyPrefix: 'sk-ant-',
   keyUrl: 'https://console.anthropic.com/settings/keys',
+  sdk: { baseUrlVar: 'ANTHROPIC_BASE_URL', keyVar: 'ANTHROPIC_API_KEY', basePath: '', preferredVars: ['ANTHROPIC_AUTH_TOKEN'] },
+  owner: 'anthropic',
+  defaultChatModel: 'anthropic/claude-opus-5',
 };
 
 const openai: ProviderDescriptor = {
@@ -68,8 +84,12 @@ const openai: ProviderDescriptor = {
   baseUrlEnv: 'GATEWAY_OPENAI_BASE_URL',
   modelsPath: '/v1/models',
   families: [/^(gpt-|chatgpt-|codex-)/, /^o\d(-|$)/, /^computer-use-preview$/],
-  keyHint: 'sk-…',
+  familyHint: 'gpt-…, o1/o3/o4…, chatgpt-…',
+  keyPrefix: 'sk-',
   keyUrl: 'https://platform.openai.com/api-keys',
+  sdk: { baseUrlVar: 'OPENAI_BASE_URL', keyVar: 'OPENAI_API_KEY', basePath: '/v1', preferredVars: [] },
+  owner: 'openai',
+  defaultChatModel: 'openai/gpt-5.4',
 };
 
 const gemini: ProviderDescriptor = {
@@ -86,8 +106,12 @@ const gemini: ProviderDescriptor = {
   baseUrlEnv: 'GATEWAY_GEMINI_BASE_URL',
   modelsPath: '/v1beta/models?pageSize=1000',
   families: [/^(gemini-|gemma-)/],
-  keyHint: 'AIza…',
+  familyHint: 'gemini-…',
+  keyPrefix: 'AIza',
   keyUrl: 'https://aistudio.google.com/apikey',
+  sdk: { baseUrlVar: 'GOOGLE_GEMINI_BASE_URL', keyVar: 'GEMINI_API_KEY', basePath: '', preferredVars: ['GOOGLE_API_KEY'] },
+  owner: 'google',
+  defaultChatModel: 'gemini/gemini-3.5-flash',
 };
 
 /** The built-in providers, in the order lists show them. */
@@ -95,6 +119,16 @@ export const BUILTIN_PROVIDERS: readonly ProviderDescriptor[] = [anthropic, open
 
 const byName = new Map<string, ProviderDescriptor>();
 for (const p of BUILTIN_PROVIDERS) for (const name of [p.id, ...p.aliases]) byName.set(name, p);
+
+/** Every provider id, in list order. */
+export const PROVIDER_IDS: readonly string[] = BUILTIN_PROVIDERS.map((p) => p.id);
+
+/** The descriptor for a provider id the daemon already resolved (throws on an unknown id: a bug). */
+export function provider(id: string): ProviderDescriptor {
+  const p = byName.get(id);
+  if (!p) throw new Error(`unknown provider id "${id}"`);
+  return p;
+}
 
 /** The provider a name (id or alias, any case) stands for. */
 export function findProvider(name: string): ProviderDescriptor | undefined {
@@ -104,6 +138,22 @@ export function findProvider(name: string): ProviderDescriptor | undefined {
 /** The provider whose bare model names include `model`, if any. */
 export function providerForFamily(model: string): ProviderDescriptor | undefined {
   return BUILTIN_PROVIDERS.find((p) => p.families.some((re) => re.test(model)));
+}
+
+/**
+ * Splits `<provider>/<rest>` when the first segment names a provider (id or alias, any case);
+ * the rest is the provider's own model id, slashes included.
+ */
+export function splitProviderPrefix(name: string): { provider: ProviderDescriptor; rest: string } | undefined {
+  const slash = name.indexOf('/');
+  if (slash <= 0) return undefined;
+  const p = findProvider(name.slice(0, slash));
+  return p ? { provider: p, rest: name.slice(slash + 1) } : undefined;
+}
+
+/** A model name without its provider prefix, if it has one. */
+export function withoutProviderPrefix(name: string): string {
+  return splitProviderPrefix(name)?.rest ?? name;
 }
 
 /** Names accepted wherever a provider is named: ids and aliases. */

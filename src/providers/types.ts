@@ -1,8 +1,8 @@
 // The OpenAI Chat Completions shapes the unified endpoint speaks, and the interface each
 // translating provider (Anthropic, Gemini) implements. Everything here is pure data: no I/O.
 
-export type ProviderId = 'anthropic' | 'openai' | 'gemini';
-export const PROVIDERS: readonly ProviderId[] = ['anthropic', 'openai', 'gemini'];
+/** A provider's id in the registry (src/providers/registry.ts). */
+export type ProviderId = string;
 
 // ---- request -------------------------------------------------------------------------------
 

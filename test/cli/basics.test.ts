@@ -78,7 +78,7 @@ describe('bad input is one line on stderr and a non-zero exit', () => {
     [['start', '--upstream-timeout', '-1'], /positive number of seconds/],
     [['logs', '-n', 'x'], /positive whole number/],
     [['logs'], /no daemon log yet/],
-    [['env', 'mistral'], /mistral.*openai, anthropic, gemini, all/],
+    [['env', 'mistral'], /mistral.*anthropic, openai, gemini, all/],
     [['models', 'alias', 'fast', 'claude-haiku'], /must be <provider>\/<model>/],
     [['models', 'alias', 'a/b', 'openai/gpt-4o'], /alias name "a\/b"/],
     [['models', 'unalias', 'nope'], /no alias named "nope"/],

@@ -13,7 +13,7 @@ describe('objectAfterLastKey', () => {
 
 describe('native usage taps', () => {
   it('reads an OpenAI JSON answer split across chunks', () => {
-    const tap = createNativeUsageTap('openai', 'application/json')!;
+    const tap = createNativeUsageTap('openai-chat', 'application/json')!;
     const body = Buffer.from(JSON.stringify({ id: 'x', model: 'gpt-5.4', choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 5 } } }));
     tap.push(body.subarray(0, 10));
     tap.push(body.subarray(10));
@@ -35,7 +35,7 @@ describe('native usage taps', () => {
     a.push(Buffer.from('event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":9}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'));
     expect(a.complete()).toBe(true);
     expect(a.usage()).toEqual({ inputTokens: 10, cachedTokens: 6, outputTokens: 9 });
-    const o = createNativeUsageTap('openai', 'text/event-stream')!;
+    const o = createNativeUsageTap('openai-chat', 'text/event-stream')!;
     o.push(Buffer.from('data: {"model":"gpt-5.4","choices":[]}\n\ndata: [DONE]\n\n'));
     expect(o.complete()).toBe(true);
   });

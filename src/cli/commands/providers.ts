@@ -2,17 +2,16 @@
 // when asked, in a 0600 file). A key is never printed: at most its last four characters.
 import { Argument, type Command } from 'commander';
 import type { ProviderId } from '../../providers/types.js';
-import { ENV_KEY_NAMES } from '../../daemon/store/secrets.js';
+import { BUILTIN_PROVIDERS, provider as descriptor } from '../../providers/registry.js';
 import { CliError, cliStateDir, note, out, printJson, table, PROVIDER_CHOICES } from '../common.js';
 import { cleanSecretInput, lastFour, promptHidden, readStdin } from '../prompt.js';
 import { reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
 
 const ORIGIN_LABEL = { environment: 'environment', keychain: 'keychain', 'insecure-file': 'insecure file' } as const;
-const KEY_HINT: Record<ProviderId, string> = { anthropic: 'sk-ant-', openai: 'sk-', gemini: 'AIza' };
 
 function providerArg(): Argument {
-  return new Argument('<provider>', 'anthropic, openai or gemini').choices(PROVIDER_CHOICES);
+  return new Argument('<provider>', PROVIDER_CHOICES.join(', ')).choices(PROVIDER_CHOICES);
 }
 
 export function registerProviders(program: Command): void {
@@ -23,7 +22,7 @@ export function registerProviders(program: Command): void {
     .addArgument(providerArg())
     .option('--stdin', `read the key from stdin instead of prompting (e.g. printenv KEY | ${gatewayCmd('providers set openai --stdin')})`)
     .option('--insecure-storage', `store the key in a plain 0600 file (insecure-secrets.json in the state directory) instead of the keychain; for machines without a usable keychain`)
-    .addHelpText('after', `\nThe environment variables ${Object.values(ENV_KEY_NAMES).join(', ')} override stored keys.\nA running gateway reloads its keys at once.`)
+    .addHelpText('after', `\nThe environment variables ${BUILTIN_PROVIDERS.map((p) => p.keyEnv).join(', ')} override stored keys.\nA running gateway reloads its keys at once.`)
     .action((provider: ProviderId, opts: { stdin?: boolean; insecureStorage?: boolean }) => setProvider(provider, opts));
 
   cmd.command('list')
@@ -46,7 +45,8 @@ async function setProvider(provider: ProviderId, opts: { stdin?: boolean; insecu
   const raw = opts.stdin ? await readStdin() : await promptHidden(`${provider} API key (input hidden): `);
   const key = cleanSecretInput(raw, `${provider} API key`);
   if (key.startsWith('sk-proxy-')) throw new CliError('that is a gateway proxy key (sk-proxy-…), not a provider key; give the key from the provider\'s console');
-  if (!key.startsWith(KEY_HINT[provider])) note(`note: ${provider} keys usually start with "${KEY_HINT[provider]}"; storing it anyway`);
+  const { keyPrefix, displayName } = descriptor(provider);
+  if (!key.startsWith(keyPrefix)) note(`note: ${displayName} keys usually start with "${keyPrefix}"; storing it anyway`);
 
   const dir = cliStateDir();
   const { ensureStateDir } = await import('../../daemon/store/paths.js');
@@ -77,7 +77,7 @@ async function setProvider(provider: ProviderId, opts: { stdin?: boolean; insecu
     if (store.deleteInsecureSecret(dir, provider)) note(`removed the old ${provider} key from the insecure file`);
     out(`Stored the ${provider} key (${lastFour(key)}) in ${backendName}.`);
   }
-  if (process.env[ENV_KEY_NAMES[provider]]) note(`note: ${ENV_KEY_NAMES[provider]} is set in this environment and overrides the stored key`);
+  if (process.env[descriptor(provider).keyEnv]) note(`note: ${descriptor(provider).keyEnv} is set in this environment and overrides the stored key`);
   await reloadAndReport(dir);
 }
 
@@ -100,7 +100,7 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
     configured: Boolean(l.secret),
     origin: l.secret?.origin ?? null,
     last4: l.secret ? lastFour(l.secret.key).slice(1) || null : null,
-    envVar: ENV_KEY_NAMES[l.provider],
+    envVar: descriptor(l.provider).keyEnv,
     shadowed: l.shadowed,
   }));
   if (opts.json) {
@@ -137,7 +137,7 @@ async function removeProvider(provider: ProviderId): Promise<void> {
     keychainError = (e as Error).message;
   }
   const fromFile = store.deleteInsecureSecret(dir, provider);
-  const envName = ENV_KEY_NAMES[provider];
+  const envName = descriptor(provider).keyEnv;
   if (!fromKeychain && !fromFile) {
     if (keychainError) throw new CliError(`could not remove the ${provider} key: ${keychainError}`);
     if (process.env[envName]) throw new CliError(`the ${provider} key comes from ${envName} in the environment; nothing is stored to remove (unset ${envName})`);

@@ -1,4 +1,6 @@
 // How numbers, money, durations and times read on the dashboard (the script has the same rules).
+import { findProvider } from '../../providers/registry.js';
+
 export function fmtInt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
@@ -71,4 +73,7 @@ export function fmtUptime(ms: number): string {
   return `${s}s`;
 }
 
-export const PROVIDER_NAMES: Record<string, string> = { anthropic: 'Anthropic', openai: 'OpenAI', gemini: 'Gemini' };
+/** A provider's display name from the registry; an id it does not know (old usage rows) as it is. */
+export function providerName(id: string): string {
+  return findProvider(id)?.displayName ?? id;
+}

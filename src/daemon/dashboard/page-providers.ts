@@ -2,14 +2,14 @@
 // insecure file), a test against each provider's models endpoint, and a password field that sends
 // a key once to the keychain. Keys are never shown: at most their last four characters.
 import { Html, html } from './html.js';
-import { PROVIDER_NAMES } from './format.js';
+import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
+import { findProvider } from '../../providers/registry.js';
 import type { KeychainView, ProviderView } from './providers-api.js';
 
 const ORIGIN_LABEL = { environment: 'environment variable', keychain: 'OS keychain', 'insecure-file': 'insecure file (0600)' } as const;
-const NATIVE_PATH = { anthropic: '/anthropic/v1/messages', openai: '/openai/v1/chat/completions', gemini: '/gemini/v1beta/models/{model}:generateContent' } as const;
-
 function card(p: ProviderView, keychain: KeychainView): Html {
-  const name = PROVIDER_NAMES[p.provider] ?? p.provider;
+  const d = findProvider(p.provider);
+  const name = d?.displayName ?? p.provider;
   const from = p.origin === 'environment' ? html`<span class="mono">${p.envVar}</span>`
     : p.origin === 'keychain' ? html`${keychain.name ?? 'OS keychain'}`
     : p.origin ? html`${ORIGIN_LABEL[p.origin]}` : '';
@@ -22,7 +22,7 @@ function card(p: ProviderView, keychain: KeychainView): Html {
   <dl class="facts">
     <dt>Key</dt><dd>${p.configured ? html`<span class="mono">…${p.last4 ?? '····'}</span>` : html`<span class="muted">none</span>`}</dd>
     <dt>Source</dt><dd>${p.configured ? from : html`<span class="muted">—</span>`}${p.shadowed.length ? html`<div class="muted small">overrides the key in ${p.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}</div>` : ''}</dd>
-    <dt>Native path</dt><dd class="mono small">${NATIVE_PATH[p.provider]}</dd>
+    <dt>Native path</dt><dd class="mono small">${d ? `/${d.id}${PROTOCOL_FACTS[d.protocol].mainPath}` : ''}</dd>
   </dl>
   <div class="provider-actions">
     <button type="button" class="btn" data-test-provider="${p.provider}"${p.configured ? '' : html` disabled`}>Test key</button>

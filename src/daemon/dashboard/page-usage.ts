@@ -3,7 +3,7 @@
 // filters (plain GET parameters, so every view has a URL).
 import { Html, html } from './html.js';
 import { legend, meter, timeChart } from './charts.js';
-import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, PROVIDER_NAMES } from './format.js';
+import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, providerName } from './format.js';
 import type { FilterOptions, ProviderLatency, SeriesPoint, StoredRequest, UsageGroup, UsageTotals } from '../usage/queries.js';
 
 export const RANGES = ['24h', '7d', '30d', '90d', '1y'] as const;
@@ -100,7 +100,7 @@ function breakdown(title: string, id: string, rows: UsageGroup[], labelCell: (g:
 function modelLabel(g: UsageGroup): Html {
   const slash = g.group.indexOf('/');
   const provider = g.group.slice(0, slash);
-  return html`<span class="nowrap"><span class="prov-dot ${provider}" title="${PROVIDER_NAMES[provider] ?? provider}"></span><span class="mono">${g.group.slice(slash + 1)}</span></span>`;
+  return html`<span class="nowrap"><span class="prov-dot ${provider}" title="${providerName(provider)}"></span><span class="mono">${g.group.slice(slash + 1)}</span></span>`;
 }
 
 function latencyTable(rows: ProviderLatency[]): Html {
@@ -109,7 +109,7 @@ function latencyTable(rows: ProviderLatency[]): Html {
   ${rows.length === 0 ? html`<p class="muted pad">No successful requests in this period.</p>` : html`<table class="table compact" id="latency">
   <thead><tr><th>Provider</th><th class="num">Requests</th><th class="num">TTFB p50</th><th class="num">TTFB p90</th><th class="num">Total p50</th><th class="num">Total p90</th><th class="num">Total p99</th><th class="meter-col"></th></tr></thead>
   <tbody>${rows.map((r) => html`<tr data-provider="${r.provider}">
-    <td class="nowrap"><span class="prov-dot ${r.provider}"></span>${PROVIDER_NAMES[r.provider] ?? r.provider}</td>
+    <td class="nowrap"><span class="prov-dot ${r.provider}"></span>${providerName(r.provider)}</td>
     <td class="num">${fmtInt(r.duration.count)}</td>
     <td class="num">${fmtMs(r.ttfb.p50)}</td><td class="num">${fmtMs(r.ttfb.p90)}</td>
     <td class="num">${fmtMs(r.duration.p50)}</td><td class="num">${fmtMs(r.duration.p90)}</td><td class="num">${fmtMs(r.duration.p99)}</td>
@@ -140,7 +140,7 @@ export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html
   return html`<tr data-request-id="${r.requestId}">
   <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>
   <td>${r.keyName}</td>
-  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${PROVIDER_NAMES[r.provider] ?? r.provider}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}</td>
+  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${providerName(r.provider)}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}</td>
   <td><span class="tag">${r.mode}${r.stream ? ' · stream' : ''}</span></td>
   <td><span class="badge ${ok ? 'ok' : 'error'}" title="${r.errorMessage ?? ''}">${r.status}${r.errorCode && !ok ? ` ${r.errorCode}` : ''}</span></td>
   <td class="num">${fmtMs(r.durationMs)}</td>
@@ -157,7 +157,7 @@ function recentTable(v: UsageView): Html {
   <form class="filters" method="get" action="/dashboard/usage#recent">
     <input type="hidden" name="range" value="${v.range}">
     ${select('key', 'Key', f.key, v.options.keys.map((k) => ({ value: k.id, label: k.name })))}
-    ${select('provider', 'Provider', f.provider, v.options.providers.map((p) => ({ value: p, label: PROVIDER_NAMES[p] ?? p })))}
+    ${select('provider', 'Provider', f.provider, v.options.providers.map((p) => ({ value: p, label: providerName(p) })))}
     ${select('model', 'Model', f.model, v.options.models.map((m) => ({ value: m, label: m })))}
     ${select('status', 'Status', f.status, [{ value: 'ok', label: 'Succeeded' }, { value: 'error', label: 'Failed' }])}
     <noscript><button class="btn sm">Apply</button></noscript>

@@ -2,12 +2,13 @@
 // at most its last four characters), storing a pasted key once into the OS keychain, and a test
 // that asks the provider's models endpoint whether the key the daemon holds is accepted.
 import type { ProviderId } from '../../providers/types.js';
-import { PROVIDERS } from '../../providers/types.js';
+import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
+import { findProvider, provider as descriptor, PROVIDER_IDS } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { gatewayCallHeaders } from '../upstream.js';
 import { deleteInsecureSecret, type GatewaySecretSource } from '../store/secret-source.js';
-import { ENV_KEY_NAMES, type SecretOrigin } from '../store/secrets.js';
+import type { SecretOrigin } from '../store/secrets.js';
 import { upstreamFailure } from '../upstream.js';
 import { ApiError } from './http.js';
 
@@ -34,9 +35,9 @@ export interface ProviderDeps {
 const last4 = (key: string): string | null => (key.length >= 12 ? key.slice(-4) : null);
 
 export function providerParam(p: string): ProviderId {
-  const id = p === 'google' ? 'gemini' : p;
-  if (!(PROVIDERS as readonly string[]).includes(id)) throw new ApiError(404, 'unknown_provider', `no provider "${p}" (anthropic, openai or gemini)`);
-  return id as ProviderId;
+  const d = findProvider(p);
+  if (!d) throw new ApiError(404, 'unknown_provider', `no provider "${p}" (${PROVIDER_IDS.join(', ')})`);
+  return d.id;
 }
 
 export async function keychainView(secrets: GatewaySecretSource): Promise<KeychainView> {
@@ -50,7 +51,7 @@ export async function keychainView(secrets: GatewaySecretSource): Promise<Keycha
 
 export async function listProviders(deps: ProviderDeps): Promise<{ keychain: KeychainView; providers: ProviderView[] }> {
   const origins = deps.ctx().upstreams.origins;
-  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(PROVIDERS.map((p) => deps.secrets.inspect(p)))]);
+  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(PROVIDER_IDS.map((p) => deps.secrets.inspect(p)))]);
   return {
     keychain,
     providers: lookups.map((l) => ({
@@ -58,7 +59,7 @@ export async function listProviders(deps: ProviderDeps): Promise<{ keychain: Key
       configured: Boolean(l.secret),
       origin: l.secret?.origin ?? null,
       last4: l.secret ? last4(l.secret.key) : null,
-      envVar: ENV_KEY_NAMES[l.provider],
+      envVar: descriptor(l.provider).keyEnv,
       shadowed: l.shadowed,
       baseUrl: origins[l.provider],
     })),
@@ -84,20 +85,19 @@ export async function storeProviderKey(deps: ProviderDeps, provider: ProviderId,
   }
   deleteInsecureSecret(deps.dir, provider);
   await deps.reload();
-  const env = process.env[ENV_KEY_NAMES[provider]];
+  const envVar = descriptor(provider).keyEnv;
+  const env = process.env[envVar];
   return {
     stored: true, provider, origin: 'keychain' as const, backend: backend.name, last4: last4(key),
     warnings: [
       ...(key.startsWith(KEY_HINT[provider]) ? [] : [`${provider} keys usually start with "${KEY_HINT[provider]}"; stored anyway`]),
-      ...(env ? [`${ENV_KEY_NAMES[provider]} is set in the daemon's environment and overrides the stored key`] : []),
+      ...(env ? [`${envVar} is set in the daemon's environment and overrides the stored key`] : []),
       ...(backend.survivesReboot ? [] : [`the ${backend.name} does not survive a reboot`]),
     ],
   };
 }
 
 export interface ProviderTest { provider: ProviderId; ok: boolean; status: number | null; latencyMs: number | null; models: number | null; message: string }
-
-const MODELS_PATH: Record<ProviderId, string> = { anthropic: '/v1/models?limit=1000', openai: '/v1/models', gemini: '/v1beta/models?pageSize=1000' };
 
 function errorMessage(text: string): string | undefined {
   try {
@@ -120,7 +120,7 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
   const headers = gatewayCallHeaders(provider, key, { accept: 'application/json' });
   const t0 = performance.now();
   try {
-    const res = await ctx.upstreams.request(provider, { method: 'GET', path: MODELS_PATH[provider], headers, signal: AbortSignal.timeout(15_000) });
+    const res = await ctx.upstreams.request(provider, { method: 'GET', path: descriptor(provider).modelsPath, headers, signal: AbortSignal.timeout(15_000) });
     const text = await res.body.text();
     const latencyMs = Math.round(performance.now() - t0);
     if (res.statusCode === 200) {
@@ -133,7 +133,7 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
       return { provider, ok: true, status: 200, latencyMs, models, message: models === null ? 'the key works' : `the key works: ${models} models available` };
     }
     const why = errorMessage(text);
-    const rejected = res.statusCode === 401 || res.statusCode === 403 || (provider === 'gemini' && res.statusCode === 400 && /api key/i.test(text));
+    const rejected = res.statusCode === 401 || res.statusCode === 403 || (res.statusCode === 400 && PROTOCOL_FACTS[descriptor(provider).protocol].badKey400?.test(text) === true);
     return {
       provider, ok: false, status: res.statusCode, latencyMs, models: null,
       message: `${rejected ? 'the provider rejected the key' : `the provider answered HTTP ${res.statusCode}`}${why ? `: ${why}` : ''}`,

@@ -1,6 +1,7 @@
 // Settings in `config.json` (state dir, mode 0600). Reads are a plain JSON read with defaults
 // applied, so the daemon never loads conf/ajv; writes go through conf (imported lazily), which
 // validates against the schema and writes atomically.
+import { providerNames } from '../../providers/registry.js';
 import { join } from 'node:path';
 import { FILES, ensureStateDir } from './paths.js';
 import { readJsonSync } from './atomic.js';
@@ -20,11 +21,11 @@ export const CONFIG_DEFAULTS: Readonly<Omit<GatewayConfig, 'aliases' | 'lastChat
   upstreamTimeoutSeconds: 600,
 };
 
-/** Provider prefixes an alias target may use (`google` is accepted for Gemini). */
-export const ALIAS_PROVIDER_PREFIXES = ['anthropic', 'openai', 'gemini', 'google'] as const;
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const ALIAS_TARGET = /^(anthropic|openai|gemini|google)\/\S+$/;
+/** `<provider>/<model>` with a provider the registry knows (its id or an alias such as `google`). */
+const ALIAS_TARGET = new RegExp(`^(${providerNames().join('|')})/\\S+$`);
+const validAliasTarget = (v: string): boolean => ALIAS_TARGET.test(v);
 
 export function configPath(dir: string): string {
   return join(dir, FILES.config);
@@ -40,7 +41,7 @@ export function readConfig(dir: string): GatewayConfig {
   const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
   const aliases: Record<string, string> = {};
   if (obj.aliases && typeof obj.aliases === 'object' && !Array.isArray(obj.aliases)) {
-    for (const [k, v] of Object.entries(obj.aliases)) if (typeof v === 'string' && ALIAS_TARGET.test(v)) aliases[k] = v;
+    for (const [k, v] of Object.entries(obj.aliases)) if (typeof v === 'string' && validAliasTarget(v)) aliases[k] = v;
   }
   return {
     aliases,
@@ -57,8 +58,8 @@ export function validateAliasName(name: string): string {
 }
 
 export function validateAliasTarget(target: string): string {
-  if (!ALIAS_TARGET.test(target)) {
-    throw new Error(`alias target "${target}" must be <provider>/<model> with provider ${ALIAS_PROVIDER_PREFIXES.join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
+  if (!validAliasTarget(target)) {
+    throw new Error(`alias target "${target}" must be <provider>/<model> with provider ${providerNames().join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
   }
   return target;
 }

@@ -1,6 +1,7 @@
 // Where provider keys come from, in order: GATEWAY_<PROVIDER>_API_KEY in the environment (headless
 // machines, CI), then the OS keychain, then — only when the user chose it — the 0600 insecure file.
 import type { ProviderId } from '../../providers/types.js';
+import { provider as descriptor } from '../../providers/registry.js';
 
 export type SecretOrigin = 'environment' | 'keychain' | 'insecure-file';
 
@@ -11,14 +12,8 @@ export interface SecretSource {
   get(provider: ProviderId): Promise<ProviderSecret | undefined>;
 }
 
-export const ENV_KEY_NAMES: Record<ProviderId, string> = {
-  anthropic: 'GATEWAY_ANTHROPIC_API_KEY',
-  openai: 'GATEWAY_OPENAI_API_KEY',
-  gemini: 'GATEWAY_GEMINI_API_KEY',
-};
-
 export function envSecret(provider: ProviderId, env: NodeJS.ProcessEnv = process.env): ProviderSecret | undefined {
-  const key = env[ENV_KEY_NAMES[provider]];
+  const key = env[descriptor(provider).keyEnv];
   return key ? { key, origin: 'environment' } : undefined;
 }
 

@@ -1,6 +1,7 @@
 // What a request cost: the price table shipped in data/prices.json (dated), overlaid with the
 // user's `usage.prices` from config.json. A model is priced only when the table names it (exactly,
 // or once a trailing release date is removed); anything else is recorded with cost unknown.
+import { PROVIDER_IDS, splitProviderPrefix, withoutProviderPrefix } from '../../providers/registry.js';
 import { readFileSync } from 'node:fs';
 import type { ProviderId } from '../../providers/types.js';
 import type { TokenUsage } from '../events.js';
@@ -53,7 +54,17 @@ export function parseModelPrice(v: unknown): ModelPrice | string {
   return { ...base, longContext: { ...tier, above: lc.above } };
 }
 
-const KEY = /^(anthropic|openai|gemini)\/\S+$/;
+/** `<provider id>/<model>`, the provider named by its id (aliases are normalised first). */
+function validKey(k: string): boolean {
+  const split = splitProviderPrefix(k);
+  return split !== undefined && split.provider.id === k.slice(0, k.indexOf('/')) && /^\S+$/.test(split.rest);
+}
+
+/** An alias prefix (`google/…`) → the provider's id. */
+function canonicalKey(k: string): string {
+  const split = splitProviderPrefix(k);
+  return split ? `${split.provider.id}/${split.rest}` : k;
+}
 
 /** Builds a table from the shipped JSON and the user's overrides; bad entries are reported, not used. */
 export function buildPriceTable(shipped: unknown, overrides: Record<string, unknown> = {}): { table: PriceTable; problems: string[] } {
@@ -62,14 +73,14 @@ export function buildPriceTable(shipped: unknown, overrides: Record<string, unkn
   const models = new Map<string, ModelPrice>();
   for (const [k, v] of Object.entries(isObj(file.models) ? file.models : {})) {
     const p = parseModelPrice(v);
-    if (typeof p === 'string' || !KEY.test(k)) problems.push(`prices.json: ${k}: ${typeof p === 'string' ? p : 'key must be <provider>/<model>'}`);
+    if (typeof p === 'string' || !validKey(k)) problems.push(`prices.json: ${k}: ${typeof p === 'string' ? p : 'key must be <provider>/<model>'}`);
     else models.set(k, p);
   }
   let applied = 0;
   for (const [rawKey, v] of Object.entries(overrides)) {
-    const k = rawKey.replace(/^google\//, 'gemini/');
+    const k = canonicalKey(rawKey);
     const p = parseModelPrice(v);
-    if (!KEY.test(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (anthropic, openai or gemini)`);
+    if (!validKey(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (${PROVIDER_IDS.join(', ')})`);
     else if (typeof p === 'string') problems.push(`config usage.prices: ${rawKey}: ${p}`);
     else { models.set(k, p); applied++; }
   }
@@ -91,7 +102,7 @@ export function readShippedPrices(): unknown {
 
 /** The model id as the table keys it: no provider prefix, no `models/`. */
 export function bareModel(model: string): string {
-  return model.replace(/^(anthropic|openai|gemini|google)\//, '').replace(/^models\//, '');
+  return withoutProviderPrefix(model).replace(/^models\//, '');
 }
 
 // Release-date suffixes providers append to a model's id: -20250929, -2024-08-06, @20240620, -latest.

@@ -5,20 +5,13 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { readConfig, setLastChatModel } from '../../../daemon/store/config.js';
 import { resolveModel } from '../../../providers/models.js';
-import { PROVIDERS, type ProviderId } from '../../../providers/types.js';
+import { BUILTIN_PROVIDERS } from '../../../providers/registry.js';
 import { CliError, note } from '../../common.js';
 import { clientUrl, findDaemon, notRunningMessage } from '../../daemon-client.js';
 import { themeFor } from '../common/theme.js';
 import { ChatRequestError, createChatClient, type ChatClient, type ChatMessage } from './client.js';
 import { gatewayCmd } from '../../invocation.js';
 import { endOnSignals, openSessionKey } from '../../session-key.js';
-
-/** The model a new chat uses with a provider when nothing else says: each SDK's own example model. */
-export const WELL_KNOWN_MODELS: Record<ProviderId, string> = {
-  anthropic: 'anthropic/claude-opus-5',
-  openai: 'openai/gpt-5.4',
-  gemini: 'gemini/gemini-3.5-flash',
-};
 
 export interface ChatOptions {
   dir: string;
@@ -40,11 +33,11 @@ async function pickModel(dir: string, client: ChatClient, explicit: string | und
   if (last) return last;
   const { createSecretSource } = await import('../../../daemon/store/secret-source.js');
   const secrets = createSecretSource({ dir, env: process.env });
-  for (const p of PROVIDERS) if (await secrets.get(p).catch(() => undefined)) return WELL_KNOWN_MODELS[p];
+  for (const p of BUILTIN_PROVIDERS) if (await secrets.get(p.id).catch(() => undefined)) return p.defaultChatModel;
   // The daemon may hold keys this shell cannot see (its own environment): ask what it offers.
   const ids = await client.models().catch(() => [] as string[]);
-  const first = PROVIDERS.find((p) => ids.some((id) => id.startsWith(`${p}/`)));
-  if (first) return WELL_KNOWN_MODELS[first];
+  const first = BUILTIN_PROVIDERS.find((p) => ids.some((id) => id.startsWith(`${p.id}/`)));
+  if (first) return first.defaultChatModel;
   throw new CliError(`no provider key is configured, so chat has no model to use; add one (${gatewayCmd('providers set anthropic')}) or pass --model`);
 }
 
