@@ -1,9 +1,10 @@
 // The `gateway` program: one commander tree, commands registered from one file each, and the
 // single place errors become one line on stderr and an exit code. Heavy modules (the keychain's
 // native module, conf, ink/react, the daemon) are imported inside actions, so --help stays instant.
+import { VERSION } from '../version.js';
 import { BUILTIN_PROVIDERS } from '../providers/registry.js';
 import { Command, CommanderError } from 'commander';
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { CliError } from './common.js';
 import { registerProviders } from './commands/providers.js';
@@ -28,18 +29,11 @@ const COMMANDS: ((program: Command) => void)[] = [
   registerProviders, registerKeys, registerEnv, registerRun, registerModels, registerDoctor, registerUsage, registerDashboard, registerMonitor, registerChat,
 ];
 
-function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
 
 export function buildProgram(): Command {
   const program = new Command(gatewayName())
     .description('A localhost gateway for Anthropic, OpenAI and Gemini: provider keys stay in your OS keychain, clients get local sk-proxy- keys.')
-    .version(version(), '-V, --version', 'print the version')
+    .version(VERSION, '-V, --version', 'print the version')
     .enablePositionalOptions()
     .exitOverride()
     .showSuggestionAfterError()

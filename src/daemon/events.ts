@@ -103,10 +103,7 @@ const CREDENTIAL_HEADER = /key|token|secret|auth|cookie|session|signature|passw/
 const MAX_HEADERS = 40;
 const MAX_HEADER_VALUE = 200;
 
-/**
- * Request headers for the monitor's details view: credentials reduced to their scheme and last four
- * characters (`Bearer …abcd`), long values cut, at most 40 headers; never a request or response body.
- */
+/** Header names already classified, so the test runs once per name (bounded: names are client-chosen). */
 const credentialNames = new Map<string, boolean>();
 function isCredentialHeader(name: string): boolean {
   let hit = credentialNames.get(name);
@@ -117,6 +114,10 @@ function isCredentialHeader(name: string): boolean {
   return hit;
 }
 
+/**
+ * Request headers for the monitor's details view: credentials reduced to their scheme and last four
+ * characters (`Bearer …abcd`), long values cut, at most 40 headers; never a request or response body.
+ */
 export function maskHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   let n = 0;

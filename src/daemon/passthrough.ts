@@ -14,7 +14,7 @@ import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedB
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { addProtocolHeaders, ClientBoundCall, setProviderAuth, upstreamFailure } from './upstream.js';
+import { addProtocolHeaders, ClientBoundCall, setProviderAuth, type Upstreams } from './upstream.js';
 
 
 /** The model a native request names: in the path (Gemini's protocol) or in the JSON body. */
@@ -76,7 +76,7 @@ export async function handleNative(
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
   await new Promise<void>((resolve, reject) => {
-    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams.origins[provider], stream, model, capture, resolve, reject);
+    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams, stream, model, capture, resolve, reject);
     ctx.upstreams.dispatcher(provider).dispatch({ method: (req.method ?? 'GET') as 'GET', path, headers, body }, relay);
   });
 }
@@ -97,7 +97,7 @@ class NativeRelay extends ClientBoundCall {
 
   constructor(
     private readonly res: ServerResponse, private readonly tracker: RequestTracker, private readonly provider: ProviderId,
-    private readonly origin: string, private readonly stream: boolean, private readonly model: string | null,
+    private readonly upstreams: Upstreams, private readonly stream: boolean, private readonly model: string | null,
     private readonly capture: BodyCapture | undefined, private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
   ) {
     super(res);
@@ -151,7 +151,7 @@ class NativeRelay extends ClientBoundCall {
     if (this.status === 0) {
       // Nothing was sent: the client gets the error in its protocol's shape (or is gone).
       if (this.clientGone) { tracker.fail(499, 'client_closed', 'client closed the connection'); this.resolve(); return; }
-      const ge = err instanceof GatewayError ? err : upstreamFailure(this.provider, this.origin, err);
+      const ge = err instanceof GatewayError ? err : this.upstreams.failure(this.provider, err);
       tracker.fail(ge.status, ge.code, ge.message);
       this.reject(ge);
       return;
@@ -161,7 +161,7 @@ class NativeRelay extends ClientBoundCall {
     if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.model);
     else if (this.clientGone) tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
     else {
-      const ge = upstreamFailure(this.provider, this.origin, err, this.streaming ? 'stream' : 'response');
+      const ge = this.upstreams.failure(this.provider, err, this.streaming ? 'stream' : 'response');
       tracker.fail(ge.status, ge.code, ge.message, tap?.usage() ?? {});
     }
     this.resolve();

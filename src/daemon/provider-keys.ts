@@ -18,8 +18,6 @@ export class ProviderKeys {
     this.keys = next;
   }
 
-  has(p: ProviderId): boolean { return this.keys.has(p); }
-
   /** The key strings held now: what the body log redacts. Never to be logged or sent anywhere. */
   values(): string[] { return [...this.keys.values()]; }
 

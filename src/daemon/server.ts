@@ -1,6 +1,7 @@
 // The daemon's HTTP server: the route table and the one error boundary. `startDaemon(deps)` takes
 // everything injectable (state dir, secret source, upstream origins, clock) so tests run it on
 // port 0 against mock providers on loopback.
+import { VERSION } from '../version.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
@@ -21,7 +22,6 @@ import { handleModel, handleModels, MODEL_PATH } from './models-list.js';
 import { handleUnified } from './unified.js';
 import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
-export const VERSION = '0.1.0';
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
 export type Mount = (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<boolean> | boolean;

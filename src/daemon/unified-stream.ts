@@ -13,7 +13,6 @@ import { createChunkWriter, SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
 import type { BodySink } from './unified-call.js';
 import { GatewayError } from './errors.js';
-import { upstreamFailure } from './upstream.js';
 
 /** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too). */
 export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
@@ -201,7 +200,7 @@ export function createRelaySink(
     if (res.destroyed) { clientGone(); return; }
     settled = true;
     controller?.abort(err instanceof Error ? err : new Error(String(err))); // no-op once upstream has failed
-    const ge = fromUpstream ? upstreamFailure(provider, ctx.upstreams.origins[provider], err, 'stream')
+    const ge = fromUpstream ? ctx.upstreams.failure(provider, err, 'stream')
       : new GatewayError('internal_error', `internal gateway error while translating the ${provider} stream`);
     const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
     const frame = sseData(error);

@@ -16,7 +16,7 @@ import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { readBody } from './http-util.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { gatewayCallHeaders, upstreamFailure } from './upstream.js';
+import { gatewayCallHeaders } from './upstream.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
 import { createOpenAIRelay, createRelaySink, createTranslatedRelay, usageToTokens } from './unified-stream.js';
 
@@ -97,14 +97,14 @@ export async function handleUnified(ctx: DaemonContext, req: IncomingMessage, re
       headers: gatewayCallHeaders(route.provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
     }, res, openStream);
   } catch (err) {
-    const ge = err instanceof GatewayError ? err : upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], err);
+    const ge = err instanceof GatewayError ? err : ctx.upstreams.failure(route.provider, err);
     tracker.fail(ge.status, ge.code, ge.message);
     throw ge;
   }
   if (upstream.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
   if (upstream.kind === 'streamed') return;
   if (upstream.kind === 'cut') {
-    const ge = upstreamFailure(route.provider, ctx.upstreams.origins[route.provider], upstream.err, 'response');
+    const ge = ctx.upstreams.failure(route.provider, upstream.err, 'response');
     tracker.fail(ge.status, ge.code, ge.message);
     throw ge;
   }

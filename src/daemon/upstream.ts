@@ -65,6 +65,11 @@ export class Upstreams {
     return this.dispatcher(provider).request(opts);
   }
 
+  /** A transport failure of a call to `provider`, as the client sees it (see upstreamFailure). */
+  failure(provider: ProviderId, err: unknown, cut?: 'stream' | 'response'): GatewayError {
+    return upstreamFailure(provider, this.origins[provider] ?? '', err, cut, this.timeouts);
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
     this.pools.clear();
@@ -99,15 +104,23 @@ export function gatewayCallHeaders(provider: ProviderId, key: string, headers: R
  * (sent its status line), then broke off that stream or response: it was reached, so this is not
  * "cannot reach".
  */
-export function upstreamFailure(provider: ProviderId, origin: string, err: unknown, cut?: 'stream' | 'response'): GatewayError {
+export function upstreamFailure(
+  provider: ProviderId, origin: string, err: unknown, cut?: 'stream' | 'response', timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+): GatewayError {
   const name = descriptor(provider).displayName;
-  if (err instanceof undiciErrors.ConnectTimeoutError) return new GatewayError('upstream_timeout', `${name} (${origin}) did not accept the connection within 10 s`);
-  if (err instanceof undiciErrors.HeadersTimeoutError) return new GatewayError('upstream_timeout', `${name} did not answer within the upstream timeout (set with gateway start --upstream-timeout <seconds>)`);
-  if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for 5 minutes`);
+  if (err instanceof undiciErrors.ConnectTimeoutError) return new GatewayError('upstream_timeout', `${name} (${origin}) did not accept the connection within ${seconds(timeouts.connectMs)}`);
+  if (err instanceof undiciErrors.HeadersTimeoutError) return new GatewayError('upstream_timeout', `${name} did not answer within the upstream timeout of ${seconds(timeouts.headersMs)} (set with gateway start --upstream-timeout <seconds>)`);
+  if (err instanceof undiciErrors.BodyTimeoutError) return new GatewayError('upstream_timeout', `${name} stopped sending for ${seconds(timeouts.idleMs)}`);
   const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
   const detail = code ? ` (${code})` : '';
   if (cut) return new GatewayError('upstream_interrupted', `${name} broke off the ${cut} after answering${detail}`);
   return new GatewayError('upstream_unreachable', `cannot reach ${name} at ${origin}${detail}`);
+}
+
+/** `10 s`, `5 min`: a configured timeout as a person reads it. */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return s >= 60 && s % 60 === 0 ? `${s / 60} min` : `${s} s`;
 }
 
 /**

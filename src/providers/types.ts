@@ -36,7 +36,7 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
 
-/** A validated unified request (see src/daemon/unified-validate.ts for the checks). */
+/** A validated unified request (see src/providers/validate.ts for the checks). */
 export interface ChatCompletionRequest {
   model: string;
   messages: ChatMessage[];

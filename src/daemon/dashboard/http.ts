@@ -51,11 +51,6 @@ export function sendText(res: ServerResponse, status: number, text: string): voi
   res.end(text);
 }
 
-export function redirect(res: ServerResponse, location: string): void {
-  res.writeHead(303, { ...BASE_HEADERS, location, 'content-length': '0' });
-  res.end();
-}
-
 export function sendAsset(req: IncomingMessage, res: ServerResponse, body: Buffer, type: string, etag: string): void {
   const headers = { ...BASE_HEADERS, 'cache-control': 'no-cache', etag, 'content-type': type };
   if (req.headers['if-none-match'] === etag) { res.writeHead(304, headers); res.end(); return; }

@@ -1,6 +1,6 @@
 // Gathers each page's data and renders it in the shared frame.
 import type { RunningDaemon } from '../server.js';
-import { VERSION } from '../server.js';
+import { VERSION } from '../../version.js';
 import { filterOptions, groupCombos, latencyByProvider, recentRequests, usageCombos, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../usage/queries.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { parseSince } from '../usage/settings.js';

@@ -9,7 +9,6 @@ import { GatewayError } from '../errors.js';
 import { gatewayCallHeaders } from '../upstream.js';
 import { deleteInsecureSecret, type GatewaySecretSource } from '../store/secret-source.js';
 import type { SecretOrigin } from '../store/secrets.js';
-import { upstreamFailure } from '../upstream.js';
 import { ApiError } from './http.js';
 
 export interface ProviderView {
@@ -139,7 +138,7 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
       message: `${rejected ? 'the provider rejected the key' : `the provider answered HTTP ${res.statusCode}`}${why ? `: ${why}` : ''}`,
     };
   } catch (e) {
-    const msg = (e as Error).name === 'TimeoutError' ? 'no answer within 15 s' : upstreamFailure(provider, ctx.upstreams.origins[provider], e).message;
+    const msg = (e as Error).name === 'TimeoutError' ? 'no answer within 15 s' : ctx.upstreams.failure(provider, e).message;
     return { provider, ok: false, status: null, latencyMs: null, models: null, message: msg };
   }
 }

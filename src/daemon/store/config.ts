@@ -110,10 +110,3 @@ export async function setLastChatModel(dir: string, model: string): Promise<void
   const store = await openConfStore(dir);
   store.set('lastChatModel', model);
 }
-
-/** Writes the numeric settings (validated by the schema). */
-export async function setLimits(dir: string, patch: Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds'>>): Promise<void> {
-  const store = await openConfStore(dir);
-  if (patch.bodyLimitBytes !== undefined) store.set('bodyLimitBytes', patch.bodyLimitBytes);
-  if (patch.upstreamTimeoutSeconds !== undefined) store.set('upstreamTimeoutSeconds', patch.upstreamTimeoutSeconds);
-}

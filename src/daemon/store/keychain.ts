@@ -65,11 +65,6 @@ function pinnedLinuxStores(env: NodeJS.ProcessEnv): string[] | null {
   throw new KeychainError('unavailable', `GATEWAY_KEYCHAIN_STORE must be "secret-service" or "keyutils", got "${v}"`);
 }
 
-/** How to describe a backend to a user, including the reboot caveat of the kernel keyring. */
-export function describeBackend(b: KeychainBackend): string {
-  return b.survivesReboot ? b.name : `${b.name} (does not survive a reboot)`;
-}
-
 // ---- the helper process ----------------------------------------------------------------------
 
 type Op = { op: 'get' | 'set' | 'delete'; account: string; secret?: string };
