@@ -61,7 +61,8 @@ export class KeyIndex {
   private reloading: Promise<void> = Promise.resolve();
   readonly path: string;
 
-  constructor(readonly dir: string) { this.path = join(dir, FILES.keys); }
+  /** `clock`: milliseconds since the epoch, what expiry is judged by (injectable for tests). */
+  constructor(readonly dir: string, private readonly clock: () => number = Date.now) { this.path = join(dir, FILES.keys); }
 
   /**
    * Re-reads keys.json. Reloads run one after another, so when one resolves the index reflects a
@@ -126,7 +127,7 @@ export class KeyIndex {
   }
 
   /** Authenticates a presented key; throws the 401 the client should see, worded for its protocol. */
-  authenticate(presented: string | undefined, protocol: Protocol, now = Date.now()): KeyRecord {
+  authenticate(presented: string | undefined, protocol: Protocol, now = this.clock()): KeyRecord {
     if (!presented) throw keyRefusal({ reason: 'missing' }, protocol);
     if (!presented.startsWith(PROXY_KEY_PREFIX)) throw keyRefusal({ reason: 'not_proxy', presented }, protocol);
     const hash = this.hashOf(presented);

@@ -39,6 +39,8 @@ export interface DaemonOptions {
   loadSettings?: () => Partial<DaemonSettings>;
   adminToken?: string;
   now?: () => number;
+  /** Milliseconds since the epoch, what key expiry is judged by (tests move it instead of sleeping). */
+  clock?: () => number;
   log?: (line: string) => void;
   /** Extra routes under /admin/* and /dashboard*, tried in order before the built-in 404. */
   mounts?: Mount[];
@@ -76,7 +78,7 @@ function protocolFor(path: string): Protocol {
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const host = opts.host ?? '127.0.0.1';
   const log = opts.log ?? (() => {});
-  const keys = new KeyIndex(opts.stateDir);
+  const keys = new KeyIndex(opts.stateDir, opts.clock);
   await keys.reload();
   keys.watch();
   const providerKeys = new ProviderKeys(opts.secrets);

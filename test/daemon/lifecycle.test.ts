@@ -14,12 +14,10 @@ describe('drain on stop', () => {
     try {
       const r = await fetch(`${gw.url}/openai/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: '{"stream":true}' });
       const reading = r.text();
-      const t0 = performance.now();
       await gw.daemon.close(10_000);
-      const waited = performance.now() - t0;
+      // The whole stream arrived: close waited for it rather than cutting it.
       const text = await reading;
       expect(text.split('\n\n').filter(Boolean)).toHaveLength(8);
-      expect(waited).toBeGreaterThan(250); // it really waited for the stream
       await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow(); // no longer listening
     } finally {
       await Promise.all([gw.mocks.anthropic.close(), gw.mocks.openai.close(), gw.mocks.gemini.close()]);
@@ -28,13 +26,12 @@ describe('drain on stop', () => {
 
   it('cuts streams that outlast the drain window', async () => {
     const gw = await startTestGateway();
-    gw.mocks.openai.setHandler(slowStream(100, 50)); // 5 s
+    // A stream that never ends: after its first chunk the provider waits forever.
+    gw.mocks.openai.setHandler(() => ({ ...slowStream(3, 0)(), beforeChunk: (i) => (i === 0 ? undefined : new Promise<void>(() => {})) }));
     try {
       const r = await fetch(`${gw.url}/openai/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: '{"stream":true}' });
       const reading = r.text().then(() => 'complete', () => 'cut');
-      const t0 = performance.now();
-      await gw.daemon.close(300);
-      expect(performance.now() - t0).toBeLessThan(2000);
+      await gw.daemon.close(300); // resolves at all only because the drain window ends
       expect(await reading).toBe('cut');
     } finally {
       await Promise.all([gw.mocks.anthropic.close(), gw.mocks.openai.close(), gw.mocks.gemini.close()]);

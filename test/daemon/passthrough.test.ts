@@ -145,15 +145,21 @@ describe('byte-for-byte pass-through', () => {
 
 describe('streaming', () => {
   it('forwards each upstream chunk as it arrives (no buffering)', async () => {
-    gw.mocks.openai.setHandler(() => ({ headers: { 'content-type': 'text/event-stream' }, chunks: ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: [DONE]\n\n'], delayMs: 400 }));
+    // The provider holds the rest of its stream back until the client has the first chunk: a
+    // gateway that buffered would deliver nothing, and the read below would time out.
+    let clientHasFirst!: () => void;
+    const firstSeen = new Promise<void>((resolve) => { clientHasFirst = resolve; });
+    gw.mocks.openai.setHandler(() => ({
+      headers: { 'content-type': 'text/event-stream' }, chunks: ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: [DONE]\n\n'],
+      beforeChunk: (i) => (i === 1 ? firstSeen : undefined),
+    }));
     try {
-      const t0 = performance.now();
       const r = await fetch(`${gw.url}/openai/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: '{"stream":true}' });
       const reader = r.body!.getReader();
-      const first = await reader.read();
-      const firstAt = performance.now() - t0;
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the first chunk never arrived while the provider held the rest back')), 10_000));
+      const first = await Promise.race([reader.read(), timeout]);
       expect(new TextDecoder().decode(first.value)).toBe('data: {"n":1}\n\n');
-      expect(firstAt).toBeLessThan(350); // the second chunk is only sent 400 ms later
+      clientHasFirst();
       let rest = '';
       for (let c = await reader.read(); !c.done; c = await reader.read()) rest += new TextDecoder().decode(c.value);
       expect(rest).toBe('data: {"n":2}\n\ndata: [DONE]\n\n');

@@ -55,6 +55,11 @@ export class Tmux {
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; screen:\n${last}`);
   }
 
+  /** Ends one session (its program gets SIGHUP). */
+  end(session: string): void {
+    spawnSync('tmux', ['-L', this.socket, 'kill-session', '-t', session], { encoding: 'utf8' });
+  }
+
   kill(): void {
     spawnSync('tmux', ['-L', this.socket, 'kill-server'], { encoding: 'utf8' });
   }

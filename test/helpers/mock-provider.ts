@@ -25,6 +25,8 @@ export interface MockReply {
   delayMs?: number;
   /** Never answer (for timeout tests). */
   hang?: boolean;
+  /** Awaited before chunk `i` is written: lets a test hold a stream back until it has seen what came before. */
+  beforeChunk?: (i: number) => Promise<void> | void;
 }
 
 export type MockHandler = (req: Recorded, provider: MockProviderId) => MockReply | undefined;
@@ -158,7 +160,8 @@ export async function startMockProvider(provider: MockProviderId, opts: { key?: 
     if (reply.hang) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? {});
     if (reply.chunks) {
-      for (const c of reply.chunks) {
+      for (const [i, c] of reply.chunks.entries()) {
+        if (reply.beforeChunk) await reply.beforeChunk(i);
         if (res.destroyed) return;
         res.write(c);
         if (reply.delayMs) await sleep(reply.delayMs);
