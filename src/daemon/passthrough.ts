@@ -75,9 +75,22 @@ export async function handleNative(
   seen.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
-  await new Promise<void>((resolve, reject) => {
-    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams, stream, model, capture, resolve, reject);
-    ctx.upstreams.dispatcher(provider).dispatch({ method: (req.method ?? 'GET') as 'GET', path, headers, body }, relay);
+  await relayAsIs(ctx, provider, res, tracker, { stream, model, capture }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+}
+
+/**
+ * Sends one request upstream and relays the provider's answer to the client as it comes, status,
+ * headers and bytes unchanged, with its usage accounted (native prefixes, and the doors' fast path).
+ * Resolves once the exchange is over; rejects with the error the client should see when nothing
+ * was sent to it yet.
+ */
+export function relayAsIs(
+  ctx: DaemonContext, provider: ProviderId, res: ServerResponse, tracker: RequestTracker,
+  opts: { stream: boolean; model: string | null; capture: BodyCapture | undefined }, call: Dispatcher.DispatchOptions,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams, opts.stream, opts.model, opts.capture, resolve, reject);
+    ctx.upstreams.dispatcher(provider).dispatch(call, relay);
   });
 }
 

@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { findProvider, type ProviderDescriptor } from '../providers/registry.js';
+import { BUILTIN_PROVIDERS, findProvider, type ProviderDescriptor } from '../providers/registry.js';
+import { handleDoor, MESSAGES_DOOR } from './pipeline.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
@@ -69,10 +70,12 @@ function nativePrefix(path: string): ProviderDescriptor | undefined {
   return d && d.id === path.slice(1, slash) ? d : undefined;
 }
 
-/** The error shape of the route `path` falls under: its prefix's protocol, else OpenAI's. */
+/** The error shape of the route `path` falls under: its prefix's or door's protocol, else OpenAI's. */
 function protocolFor(path: string): Protocol {
   const d = nativePrefix(path);
-  return d ? PROTOCOL_FACTS[d.protocol].errorShape : 'openai';
+  if (d) return PROTOCOL_FACTS[d.protocol].errorShape;
+  if (path === MESSAGES_DOOR.path || path.startsWith(`${MESSAGES_DOOR.path}/`)) return PROTOCOL_FACTS[MESSAGES_DOOR.protocol].errorShape;
+  return 'openai';
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
@@ -123,6 +126,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleNative(ctx, native.id, req, res, path.slice(native.id.length + 1), query, seen.facts);
       return;
     }
+    if (path === MESSAGES_DOOR.path) {
+      seen.facts = newRequestFacts('unified', null);
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${MESSAGES_DOOR.path}`);
+      await handleDoor(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
+      return;
+    }
     if (path === '/v1/chat/completions') {
       seen.facts = newRequestFacts('unified', null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', 'use POST for /v1/chat/completions');
@@ -139,7 +148,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleModel(ctx, req, res, modelId);
       return;
     }
-    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/models, /v1/models/{model}, /anthropic/…, /openai/… and /gemini/…`);
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/models, /v1/models/{model}, and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {

@@ -35,11 +35,15 @@ export interface StreamRelay {
   push(chunk: Buffer): string;
   /** Upstream EOF → whatever closes the client's stream. */
   end(): string;
-  /** The client has everything: `[DONE]` or the one error event has been produced. */
+  /** The client has everything: the stream's end or the one error event has been produced. */
   completed(): boolean;
-  failed(): OpenAIErrorBody | undefined;
-  usage(): OpenAIUsage | undefined;
+  /** The error the stream ended with (from the provider), in the tracker's terms. */
+  failed(): { code: string; message: string } | undefined;
+  /** Usage so far, in the tracker's terms. */
+  usage(): TokenUsage;
   outputTokens(): number;
+  /** The frame that tells the client, in its protocol, that the stream failed with `error`. */
+  errorFrame(error: GatewayError): string;
   /** The model the provider says is answering, once the stream has said it. */
   model(): string | undefined;
 }
@@ -74,11 +78,20 @@ export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
     push: (chunk) => next(parser.push(chunk), false),
     end: () => next(parser.end(), true),
     completed: () => completed,
-    failed: () => failed,
-    usage: () => st.usage(),
+    failed: () => (failed ? failure(failed) : undefined),
+    usage: () => usageToTokens(st.usage()),
     outputTokens: () => st.usage()?.completion_tokens ?? contentChunks,
     model: () => st.model(),
+    errorFrame: openAIErrorFrame,
   };
+}
+
+const failure = (e: OpenAIErrorBody) => ({ code: e.error.code ?? e.error.type, message: e.error.message });
+
+/** A gateway error as the one `data:` error event of an OpenAI-format stream. */
+function openAIErrorFrame(ge: GatewayError): string {
+  const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
+  return sseData(error);
 }
 
 /** logBodies: the same relay, keeping a copy of the text the client gets (no per-chunk work when off). */
@@ -110,10 +123,11 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
     push: (chunk) => next(parser.push(chunk), false),
     end: () => next(parser.end(), true),
     completed: () => filter.sawDone() || failed !== undefined,
-    failed: () => failed,
-    usage: () => filter.usage(),
+    failed: () => (failed ? failure(failed) : undefined),
+    usage: () => usageToTokens(filter.usage()),
     outputTokens: () => filter.usage()?.completion_tokens ?? chunks,
     model: () => filter.model(),
+    errorFrame: openAIErrorFrame,
   };
 }
 
@@ -152,14 +166,14 @@ export function createRelaySink(
     // the pooled connection can be reused.
     controller?.resume();
     const failed = relay.failed();
-    if (failed) tracker.fail(502, failed.error.code ?? failed.error.type, failed.error.message, usageToTokens(relay.usage()));
-    else tracker.finish(200, usageToTokens(relay.usage()), relay.model() ?? model);
+    if (failed) tracker.fail(502, failed.code, failed.message, relay.usage());
+    else tracker.finish(200, relay.usage(), relay.model() ?? model);
     done();
   };
   const clientGone = (): void => {
     settled = true;
     controller?.abort(new Error('client closed the connection'));
-    tracker.fail(499, 'client_closed', 'client closed the connection', usageToTokens(relay.usage()));
+    tracker.fail(499, 'client_closed', 'client closed the connection', relay.usage());
     done();
   };
   const afterChunk = (delivered: boolean): void => {
@@ -202,12 +216,11 @@ export function createRelaySink(
     controller?.abort(err instanceof Error ? err : new Error(String(err))); // no-op once upstream has failed
     const ge = fromUpstream ? ctx.upstreams.failure(provider, err, 'stream')
       : new GatewayError('internal_error', `internal gateway error while translating the ${provider} stream`);
-    const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-    const frame = sseData(error);
+    const frame = relay.errorFrame(ge);
     capture?.wrote(frame);
     after(write(res, frame), () => {
       res.end();
-      tracker.fail(ge.status, ge.code, ge.message, usageToTokens(relay.usage()));
+      tracker.fail(ge.status, ge.code, ge.message, relay.usage());
       done();
     });
   };

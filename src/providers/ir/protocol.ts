@@ -20,6 +20,11 @@ export interface Target {
 export interface RenderContext {
   /** The model name the client sees: the provider's id on its own door, else `provider/<id>`. */
   model: string;
+  /**
+   * Put before the model id a provider reports mid-answer (a stream's start), so the client sees
+   * the dated id it served under the same rule: '' on the provider's own door, else `provider/`.
+   */
+  modelPrefix?: string;
   /** Unix seconds, for protocols whose answers carry a creation time. */
   created: number;
   /** Used when the provider gave no id. */

@@ -1,0 +1,72 @@
+// A translated stream through the hub: provider SSE bytes → the one SSE parser → the provider
+// protocol's stream reader (IR events) → the door protocol's renderer (the client's frames). One
+// synchronous pass per upstream network chunk, so the relay sink can write each chunk's text the
+// moment it arrives (unified-stream.ts's createRelaySink does the writing and the accounting).
+import type { StreamReader, StreamRenderer } from '../providers/ir/protocol.js';
+import type { ErrorKind, StreamEvent, Usage } from '../providers/ir/types.js';
+import type { SseEvent } from '../providers/types.js';
+import type { GatewayError } from './errors.js';
+import type { TokenUsage } from './events.js';
+import { SseParser } from './sse.js';
+import type { StreamRelay } from './unified-stream.js';
+
+/** IR usage → the tracker's token counts. */
+export function irUsageToTokens(u: Usage | undefined): TokenUsage {
+  if (!u) return {};
+  return {
+    inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedInputTokens,
+    cacheWriteTokens: u.cacheWriteTokens, reasoningTokens: u.reasoningTokens,
+  };
+}
+
+/** The neutral kind of a failure the gateway itself saw mid-stream. */
+function kindOf(code: string): ErrorKind {
+  switch (code) {
+    case 'upstream_interrupted': return 'stream_broken';
+    case 'upstream_timeout': return 'timeout';
+    case 'upstream_unreachable': return 'unreachable';
+    default: return 'server';
+  }
+}
+
+export function createIrRelay(reader: StreamReader, renderer: StreamRenderer): StreamRelay {
+  const parser = new SseParser();
+  let completed = false;
+  let failed: { code: string; message: string } | undefined;
+  let model: string | undefined;
+  let textEvents = 0;
+
+  const render = (events: StreamEvent[], text: string): string => {
+    for (let i = 0; i < events.length && !completed; i++) {
+      const ev = events[i]!;
+      if (ev.type === 'text') textEvents++;
+      else if (ev.type === 'start' && ev.model) model = ev.model;
+      else if (ev.type === 'error') { failed = { code: ev.error.code ?? ev.error.kind, message: ev.error.message }; completed = true; }
+      else if (ev.type === 'finish' && !ev.choice) completed = true;
+      text += renderer.push(ev);
+    }
+    return text;
+  };
+  const next = (events: SseEvent[], eof: boolean): string => {
+    let text = '';
+    for (let i = 0; i < events.length && !completed; i++) text = render(reader.push(events[i]!), text);
+    if (!eof || completed) return text;
+    text = render(reader.end(), text);
+    completed = true;
+    return text + renderer.end();
+  };
+
+  return {
+    push: (chunk) => next(parser.push(chunk), false),
+    end: () => next(parser.end(), true),
+    completed: () => completed,
+    failed: () => failed,
+    usage: () => irUsageToTokens(reader.usage()),
+    outputTokens: () => reader.usage()?.outputTokens ?? textEvents,
+    model: () => model,
+    errorFrame: (ge: GatewayError) => {
+      completed = true;
+      return renderer.push({ type: 'error', error: { status: ge.status, kind: kindOf(ge.code), message: ge.message, code: ge.code } });
+    },
+  };
+}

@@ -1,0 +1,179 @@
+// One request pipeline for the protocol hub's doors (POST /v1/messages today): authenticate, read,
+// parse, route, call, relay, account, and fail in the client's own shape. When the client's
+// protocol is the provider's, the request takes the fast path: the client's body with only the
+// model (and the key) changed, and the provider's answer relayed as it came. Otherwise the door's
+// protocol module parses it into the IR, the provider's builds the upstream call, and the answer or
+// stream comes back through the provider's reader and the door's renderer.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientProtocol, ProtocolId, ProviderProtocol, RenderContext, Target } from '../providers/ir/protocol.js';
+import type { ProviderError } from '../providers/ir/types.js';
+import { resolveModel } from '../providers/models.js';
+import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
+import { provider as descriptor, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
+import { TranslationError } from '../providers/types.js';
+import { checkModelAllowed, extractKey } from './auth.js';
+import type { BodyCapture } from './body-log.js';
+import type { DaemonContext } from './context.js';
+import { GatewayError } from './errors.js';
+import { forwardRequestHeaders, readBody, upstreamQuery } from './http-util.js';
+import { createIrRelay, irUsageToTokens } from './ir-relay.js';
+import { relayAsIs } from './passthrough.js';
+import { RequestTracker, type RequestFacts } from './tracker.js';
+import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
+import { createRelaySink } from './unified-stream.js';
+import { addProtocolHeaders, gatewayCallHeaders, setProviderAuth } from './upstream.js';
+
+/** A door at the root: the protocol its clients speak, where they put the key, how ids look. */
+export interface Door {
+  readonly protocol: ProtocolId;
+  /** The path clients post to; also the provider's path on the fast path. */
+  readonly path: string;
+  readonly keyPlacements: readonly KeyPlacement[];
+  /** The door's protocol module, loaded on first use. */
+  readonly client: () => Promise<ClientProtocol>;
+  /** An id for an answer whose provider gave none in this protocol's form. */
+  readonly newId: () => string;
+}
+
+export const MESSAGES_DOOR: Door = {
+  protocol: 'anthropic',
+  path: '/v1/messages',
+  keyPlacements: ['bearer', 'x-api-key'],
+  client: async () => (await import('../providers/protocols/anthropic/client/index.js')).anthropicClient,
+  newId: () => `msg_${randomBytes(12).toString('hex')}`,
+};
+
+/** The provider side of each protocol the hub can call through the IR (loaded on first use). */
+const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {};
+
+function providerSide(protocol: ProtocolId): (() => Promise<ProviderProtocol>) | undefined {
+  return PROVIDER_SIDES[protocol];
+}
+
+function asGatewayError(err: unknown): unknown {
+  if (err instanceof TranslationError) {
+    return new GatewayError(err.code === 'model_not_found' ? 'model_not_found' : 'invalid_request', err.message, err.param);
+  }
+  return err;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string>, capture: BodyCapture | undefined): number {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
+  res.end(text);
+  capture?.wrote(text);
+  return text.length;
+}
+
+export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+  const shape = PROTOCOL_FACTS[door.protocol].errorShape;
+  const record = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, door.keyPlacements), shape);
+  facts.key = { id: record.id, name: record.name };
+  const raw = await readBody(req, ctx.settings.bodyLimitBytes);
+  let body: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the body must be a JSON object');
+    body = parsed as Record<string, unknown>;
+  } catch (e) {
+    throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
+  }
+  if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
+  let route;
+  try { route = resolveModel(body.model, ctx.settings.aliases); } catch (e) { throw asGatewayError(e); }
+  facts.provider = route.provider;
+  facts.model = route.model;
+  checkModelAllowed(record, body.model);
+  const p = descriptor(route.provider);
+  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
+  const stream = body.stream === true;
+  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
+    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model: route.model,
+    method: 'POST', path: door.path, stream, requestBytes: raw.length, headers: req.headers,
+  });
+  facts.tracked = true;
+  const capture = ctx.bodyLog?.begin(tracker, raw);
+
+  if (p.protocol === door.protocol) {
+    await fastPath(ctx, door, p, providerKey, req, res, query, body, route.model, tracker, capture);
+    return;
+  }
+  await translated(ctx, door, p, providerKey, res, body, route.model, tracker, capture);
+}
+
+/**
+ * Same protocol on both sides: the client's own body, with only the model changed, to the
+ * provider's own path; its headers (anthropic-beta and the rest) go too, less credentials and
+ * hop-by-hop ones; the answer comes back byte for byte.
+ */
+async function fastPath(
+  ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
+  query: string, body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+): Promise<void> {
+  const out = Buffer.from(JSON.stringify({ ...body, model }), 'utf8');
+  const headers = forwardRequestHeaders(req.headers);
+  headers['content-length'] = String(out.length);
+  delete headers['transfer-encoding'];
+  setProviderAuth(p.id, headers, providerKey);
+  addProtocolHeaders(p.id, headers);
+  headers['accept-encoding'] = 'identity';
+  const q = upstreamQuery(query);
+  const path = `${p.basePath}${door.path}${q ? `?${q}` : ''}`;
+  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
+}
+
+async function translated(
+  ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, res: ServerResponse,
+  body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+): Promise<void> {
+  const target: Target = { provider: p.id, displayName: p.displayName, model };
+  const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
+  const loadProvider = providerSide(p.protocol);
+  if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
+  const [client, upstream] = await Promise.all([door.client(), loadProvider!()]);
+  let call;
+  try {
+    call = upstream.buildRequest(client.parseRequest(body, target), target);
+  } catch (e) { fail(asGatewayError(e) as GatewayError); }
+  const stream = body.stream === true;
+  // A model of another provider than the door's is shown as `provider/<its id>` (the door's own
+  // provider never gets here: its requests take the fast path).
+  const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: false };
+
+  const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+    const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
+    return createRelaySink(ctx, p.id, res, tracker, relay, model, capture, done);
+  };
+  let outcome: CallOutcome;
+  try {
+    outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
+      method: 'POST', path: `${p.basePath}${call!.path}`, body: JSON.stringify(call!.body),
+      headers: gatewayCallHeaders(p.id, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call!.headers }),
+    }, res, openStream);
+  } catch (err) {
+    return fail(err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err));
+  }
+  if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
+  if (outcome.kind === 'streamed') return;
+  if (outcome.kind === 'cut') return fail(ctx.upstreams.failure(p.id, outcome.err, 'response'));
+
+  const retryAfter = outcome.headers['retry-after'];
+  if (outcome.status >= 400) {
+    const error: ProviderError = upstream.readError(outcome.status, outcome.text, target);
+    const rendered = client.renderError(error);
+    const extra: Record<string, string> = typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : error.retryAfter ? { 'retry-after': error.retryAfter } : {};
+    sendJson(res, rendered.status, rendered.body, extra, capture);
+    tracker.fail(rendered.status, error.code ?? error.kind, error.message);
+    return;
+  }
+  let json: unknown;
+  try { json = JSON.parse(outcome.text); } catch {
+    return fail(new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`));
+  }
+  const answer = upstream.readResponse(json, target);
+  tracker.wrote(sendJson(res, 200, client.renderResponse(answer, answer.model ? { ...rctx, model: `${rctx.modelPrefix}${answer.model}` } : rctx), {}, capture));
+  tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
+}

@@ -1,0 +1,41 @@
+// Opaque provider state inside Anthropic's wire format. A foreign provider's state (a Gemini
+// thoughtSignature) has no field of its own in Messages, so it rides in the one place Anthropic
+// clients keep opaque data and send back unmodified: a thinking block's `signature`. The block
+// names the provider that minted it and, for state that belongs to a tool call, the call's id.
+import type { ProviderState } from '../../../ir/types.js';
+
+const PREFIX = 'gw1.';
+
+/** A thinking-block signature carrying `state` (and the tool call it belongs to). */
+export function encodeStateSignature(state: ProviderState, callId?: string): string {
+  const json = JSON.stringify(callId === undefined ? { p: state.provider, d: state.data } : { p: state.provider, d: state.data, c: callId });
+  return PREFIX + Buffer.from(json, 'utf8').toString('base64url');
+}
+
+/** The state a signature we minted carries; undefined for Anthropic's own signatures or anything else. */
+export function decodeStateSignature(signature: string): { state: ProviderState; callId?: string } | undefined {
+  if (!signature.startsWith(PREFIX)) return undefined;
+  try {
+    const o = JSON.parse(Buffer.from(signature.slice(PREFIX.length), 'base64url').toString('utf8')) as { p?: unknown; d?: unknown; c?: unknown };
+    if (typeof o.p !== 'string' || typeof o.d !== 'object' || o.d === null) return undefined;
+    const data: Record<string, string> = {};
+    for (const [k, v] of Object.entries(o.d)) if (typeof v === 'string') data[k] = v;
+    return { state: { provider: o.p, data }, ...(typeof o.c === 'string' ? { callId: o.c } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+// Tool-use ids a client sends back must match ^[a-zA-Z0-9_-]+$ (Claude Code checks). Provider ids
+// that fit pass unchanged; any other is carried base64url-encoded behind a prefix and restored on
+// the way back, so the provider sees its own id again.
+const ID_OK = /^[a-zA-Z0-9_-]+$/;
+const ID_PREFIX = 'toolu_gw_';
+
+export function toClientToolId(id: string): string {
+  return ID_OK.test(id) && !id.startsWith(ID_PREFIX) ? id : ID_PREFIX + Buffer.from(id, 'utf8').toString('base64url');
+}
+
+export function fromClientToolId(id: string): string {
+  return id.startsWith(ID_PREFIX) ? Buffer.from(id.slice(ID_PREFIX.length), 'base64url').toString('utf8') : id;
+}

@@ -1,0 +1,90 @@
+// POST /v1/messages at the root with a Claude model: the official Anthropic SDK against the daemon
+// and a mock Anthropic on loopback. The request goes through with only the model and the key
+// changed (thinking, cache_control, metadata, anthropic-beta and unknown fields all arrive), and
+// the answer comes back as Anthropic sent it.
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MOCK_TEXT } from '../helpers/mock-provider.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let client: Anthropic;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  client = new Anthropic({ baseURL: gw.url, apiKey: gw.key, maxRetries: 0 });
+});
+afterAll(async () => { await gw?.close(); });
+
+const lastUpstream = () => gw.mocks.anthropic.requests.at(-1)!;
+
+describe('Messages door → Anthropic (fast path)', () => {
+  it('answers through the SDK, the routing prefix stripped upstream and the provider key swapped in', async () => {
+    const msg = await client.messages.create({ model: 'anthropic/claude-opus-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(msg.content[0]).toMatchObject({ type: 'text', text: MOCK_TEXT });
+    const up = lastUpstream();
+    expect(up.url).toBe('/v1/messages');
+    expect(JSON.parse(up.body.toString()).model).toBe('claude-opus-5');
+    expect(up.headers['x-api-key']).toBe(gw.mocks.anthropic.key);
+    expect(up.headers.authorization).toBeUndefined();
+    expect(up.body.toString()).not.toContain(gw.key);
+  });
+
+  it('sends every field and Anthropic header on as the client sent it; only the model changes', async () => {
+    const body = {
+      model: 'claude-opus-5', max_tokens: 32000, stream: false,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+      thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'high' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      metadata: { user_id: 'u-1' }, a_field_from_the_future: { x: 1 },
+    };
+    const r = await fetch(`${gw.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'x-api-key': gw.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'effort-2025-11-24,context-management-2025-06-27' },
+      body: JSON.stringify(body),
+    });
+    expect(r.status).toBe(200);
+    const up = lastUpstream();
+    expect(up.url).toBe('/v1/messages?beta=true');
+    expect(JSON.parse(up.body.toString())).toStrictEqual(body);
+    expect(up.headers['anthropic-beta']).toBe('effort-2025-11-24,context-management-2025-06-27');
+    expect(up.headers['x-api-key']).toBe(gw.mocks.anthropic.key);
+  });
+
+  it('streams the provider\'s own events, byte for byte', async () => {
+    const stream = client.messages.stream({ model: 'claude-opus-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    const final = await stream.finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'text', text: MOCK_TEXT });
+    expect(final.stop_reason).toBe('end_turn');
+    expect(JSON.parse(lastUpstream().body.toString()).stream).toBe(true);
+  });
+
+  it('gives Anthropic\'s own error body back unmodified, with its status and retry-after', async () => {
+    const errBody = JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }, request_id: 'req_mock_429' });
+    gw.mocks.anthropic.setHandler(() => ({ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '7' }, body: errBody }));
+    try {
+      const r = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-opus-5', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }) });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('7');
+      expect(await r.text()).toBe(errBody);
+    } finally { gw.mocks.anthropic.setHandler(undefined); }
+  });
+
+  it('refuses a wrong proxy key in Anthropic\'s error shape, sending nothing upstream', async () => {
+    const before = gw.mocks.anthropic.requests.length;
+    const bad = new Anthropic({ baseURL: gw.url, apiKey: 'sk-proxy-not-a-real-key-000000000000', maxRetries: 0 });
+    const err = await bad.messages.create({ model: 'claude-opus-5', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((err as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    expect(gw.mocks.anthropic.requests.length).toBe(before);
+  });
+
+  it('refuses a model that names no provider and a body that is not JSON, in Anthropic\'s shape', async () => {
+    const err = await client.messages.create({ model: 'mystery-model', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/mystery-model.*does not name a provider/);
+    const r = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': gw.key }, body: '{not json' });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+});
