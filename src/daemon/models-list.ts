@@ -1,13 +1,17 @@
 // GET /v1/models: the user's aliases plus what each configured provider reports, cached for
 // 10 minutes; a provider that fails is left out rather than failing the whole list.
 // GET /v1/models/{model} (the SDKs' models.retrieve): one entry of that list, found by the name a
-// chat request would use (an alias, `provider/model`, or a well-known bare id).
+// chat request would use (an alias, `provider/model`, or a well-known bare id). A request that
+// carries `anthropic-version` (Claude Code's model discovery) gets both in Anthropic's shape, with
+// Anthropic's models under their own ids and every other model as `provider/<id>`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fromModelsList, type ModelEntry } from '../providers/models-list.js';
 import type { ProviderId } from '../providers/types.js';
 import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
 import { resolveModel } from '../providers/models.js';
-import { extractKey, UNIFIED_KEY_PLACEMENTS } from './auth.js';
+import { extractKey, UNIFIED_KEY_PLACEMENTS, type KeyPlacement } from './auth.js';
+import { BUILTIN_PROVIDERS } from '../providers/registry.js';
+import type { Protocol } from './errors.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { gatewayCallHeaders } from './upstream.js';
@@ -42,16 +46,41 @@ function sendJson(res: ServerResponse, body: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
+/** Which shape a models request wants: Anthropic's when it names an Anthropic API version. */
+export function modelsShape(req: IncomingMessage): Protocol {
+  return req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
+}
+
+const PLACEMENTS: Record<'openai' | 'anthropic', readonly KeyPlacement[]> = { openai: UNIFIED_KEY_PLACEMENTS, anthropic: ['bearer', 'x-api-key'] };
+
+function authenticate(ctx: DaemonContext, req: IncomingMessage): 'openai' | 'anthropic' {
+  const shape = modelsShape(req) === 'anthropic' ? 'anthropic' : 'openai';
+  ctx.keys.authenticate(extractKey(req, null, PLACEMENTS[shape]), shape);
+  return shape;
+}
+
+/** The built-in provider that speaks Anthropic's protocol: its models keep their own ids there. */
+const ANTHROPIC_OWN = BUILTIN_PROVIDERS.find((p) => p.protocol === 'anthropic')?.id;
+
+/** One entry in Anthropic's model-object shape. */
+function anthropicEntry(m: ModelEntry, id: string): Record<string, unknown> {
+  const own = ANTHROPIC_OWN !== undefined && id.startsWith(`${ANTHROPIC_OWN}/`) ? id.slice(ANTHROPIC_OWN.length + 1) : id;
+  return { type: 'model', id: own, display_name: own, created_at: new Date(m.created * 1000).toISOString() };
+}
+
 export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, UNIFIED_KEY_PLACEMENTS), 'openai');
+  const shape = authenticate(ctx, req);
   const aliases = Object.keys(ctx.settings.aliases).sort().map(aliasEntry);
   const lists = await Promise.all(PROVIDER_IDS.map((p) => providerModels(ctx, p)));
-  sendJson(res, { object: 'list', data: [...aliases, ...lists.flat()] });
+  const all = [...aliases, ...lists.flat()];
+  if (shape === 'openai') { sendJson(res, { object: 'list', data: all }); return; }
+  const data = all.map((m) => anthropicEntry(m, m.id));
+  sendJson(res, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
 }
 
 /** `rawId`: the path after /v1/models/, the id raw (`anthropic/claude-opus-5`) or encoded (`anthropic%2Fclaude-opus-5`). */
 export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rawId: string): Promise<void> {
-  ctx.keys.authenticate(extractKey(req, null, UNIFIED_KEY_PLACEMENTS), 'openai');
+  const shape = authenticate(ctx, req);
   let id: string;
   try { id = decodeURIComponent(rawId); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in the model id', 'model'); }
   const entry = Object.hasOwn(ctx.settings.aliases, id) ? aliasEntry(id) : await listedModel(ctx, id);
@@ -59,7 +88,7 @@ export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res:
     throw new GatewayError('unknown_model', `The model \`${id}\` does not exist or you do not have access to it: it is no alias and no configured provider lists it (see: GET /v1/models, gateway models aliases)`, 'model');
   }
   // Answered under the name asked for, as OpenAI does: the name a chat request can use.
-  sendJson(res, { ...entry, id });
+  sendJson(res, shape === 'openai' ? { ...entry, id } : anthropicEntry(entry, id));
 }
 
 /** The provider list's entry for a model name (`provider/model` or a well-known bare id). */

@@ -19,7 +19,7 @@ import { ProviderKeys } from './provider-keys.js';
 import { SESSION_LEASE_MS } from './session-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
-import { handleModel, handleModels, MODEL_PATH } from './models-list.js';
+import { handleModel, handleModels, MODEL_PATH, modelsShape } from './models-list.js';
 import { handleUnified } from './unified.js';
 import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
@@ -71,9 +71,10 @@ function nativePrefix(path: string): ProviderDescriptor | undefined {
 }
 
 /** The error shape of the route `path` falls under: its prefix's or door's protocol, else OpenAI's. */
-function protocolFor(path: string): Protocol {
+function protocolFor(path: string, req: IncomingMessage): Protocol {
   const d = nativePrefix(path);
   if (d) return PROTOCOL_FACTS[d.protocol].errorShape;
+  if (path === '/v1/models' || path.startsWith(MODEL_PATH)) return modelsShape(req);
   if (path === MESSAGES_DOOR.path || path.startsWith(`${MESSAGES_DOOR.path}/`)) return PROTOCOL_FACTS[MESSAGES_DOOR.protocol].errorShape;
   return 'openai';
 }
@@ -163,7 +164,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (res.headersSent) { res.destroy(); return; }
       // Drain what the client still sends so the error reaches it instead of a reset.
       if (!req.complete) req.resume();
-      sendError(res, ge, protocolFor(path));
+      sendError(res, ge, protocolFor(path, req));
     });
   });
 
