@@ -45,7 +45,9 @@ export const MESSAGES_DOOR: Door = {
 };
 
 /** The provider side of each protocol the hub can call through the IR (loaded on first use). */
-const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {};
+const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {
+  'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
+};
 
 function providerSide(protocol: ProtocolId): (() => Promise<ProviderProtocol>) | undefined {
   return PROVIDER_SIDES[protocol];

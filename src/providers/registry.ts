@@ -42,6 +42,12 @@ export interface ProviderDescriptor {
    * variables it prefers over ours, which would send another credential.
    */
   readonly sdk: { readonly baseUrlVar: string; readonly keyVar: string; readonly basePath: string; readonly preferredVars: readonly string[] };
+  /**
+   * The most output tokens its models accept per request, by model-id prefix (longest match wins):
+   * a door whose clients ask for more (Claude Code sends max_tokens 32000) is capped, not refused.
+   * A model not listed is not capped. From each provider's model pages.
+   */
+  readonly outputLimits: ReadonlyArray<readonly [prefix: string, max: number]>;
   /** `owned_by` in OpenAI-shaped model lists when the provider's own list does not say. */
   readonly owner: string;
   /** The model `gateway chat` picks when this is the first provider with a key. */
@@ -66,6 +72,7 @@ const anthropic: ProviderDescriptor = {
   keyPrefix: 'sk-ant-',
   keyUrl: 'https://console.anthropic.com/settings/keys',
   sdk: { baseUrlVar: 'ANTHROPIC_BASE_URL', keyVar: 'ANTHROPIC_API_KEY', basePath: '', preferredVars: ['ANTHROPIC_AUTH_TOKEN'] },
+  outputLimits: [],
   owner: 'anthropic',
   defaultChatModel: 'anthropic/claude-opus-5',
 };
@@ -88,6 +95,8 @@ const openai: ProviderDescriptor = {
   keyPrefix: 'sk-',
   keyUrl: 'https://platform.openai.com/api-keys',
   sdk: { baseUrlVar: 'OPENAI_BASE_URL', keyVar: 'OPENAI_API_KEY', basePath: '/v1', preferredVars: [] },
+  // platform.openai.com/docs/models: gpt-4o 16,384; gpt-4.1 32,768; o-series 100,000; gpt-5.x 128,000.
+  outputLimits: [['gpt-3.5-turbo', 4_096], ['gpt-4-turbo', 4_096], ['gpt-4o', 16_384], ['chatgpt-4o', 16_384], ['gpt-4.1', 32_768], ['o1', 100_000], ['o3', 100_000], ['o4', 100_000], ['gpt-5', 128_000]],
   owner: 'openai',
   defaultChatModel: 'openai/gpt-5.4',
 };
@@ -110,6 +119,8 @@ const gemini: ProviderDescriptor = {
   keyPrefix: 'AIza',
   keyUrl: 'https://aistudio.google.com/apikey',
   sdk: { baseUrlVar: 'GOOGLE_GEMINI_BASE_URL', keyVar: 'GEMINI_API_KEY', basePath: '', preferredVars: ['GOOGLE_API_KEY'] },
+  // ai.google.dev/gemini-api/docs/models: gemini-2.0-flash 8,192; 2.5 and 3.x 65,536.
+  outputLimits: [['gemini-2.0', 8_192], ['gemini-2.5', 65_536], ['gemini-3', 65_536]],
   owner: 'google',
   defaultChatModel: 'gemini/gemini-3.5-flash',
 };
@@ -154,6 +165,15 @@ export function splitProviderPrefix(name: string): { provider: ProviderDescripto
 /** A model name without its provider prefix, if it has one. */
 export function withoutProviderPrefix(name: string): string {
   return splitProviderPrefix(name)?.rest ?? name;
+}
+
+/** The most output tokens `model` of `providerId` accepts, when its descriptor knows. */
+export function maxOutputTokens(providerId: string, model: string): number | undefined {
+  let best: readonly [string, number] | undefined;
+  for (const limit of byName.get(providerId)?.outputLimits ?? []) {
+    if (model.startsWith(limit[0]) && (!best || limit[0].length > best[0].length)) best = limit;
+  }
+  return best?.[1];
 }
 
 /** Names accepted wherever a provider is named: ids and aliases. */

@@ -1,0 +1,100 @@
+// IR → an OpenAI Chat Completions call (provider-reference.md §1.2–1.3, §4). System text becomes
+// the first message; a user turn's tool results become `tool` messages ahead of the rest of that
+// turn; reasoning is not sent back (Chat takes none). Only what the IR set is sent.
+import type { Target } from '../../../ir/protocol.js';
+import type { DocumentPart, Effort, ImagePart, Message, Request, TextPart, ToolResultPart } from '../../../ir/types.js';
+import type { UpstreamCall } from '../../../types.js';
+import { maxOutputTokens } from '../../../registry.js';
+
+type Json = Record<string, unknown>;
+
+function dataUrl(mediaType: string, data: string): string {
+  return `data:${mediaType};base64,${data}`;
+}
+
+function mediaPart(p: ImagePart | DocumentPart): Json {
+  const s = p.source;
+  if (p.type === 'image') return { type: 'image_url', image_url: { url: s.kind === 'base64' ? dataUrl(s.mediaType, s.data) : s.kind === 'url' ? s.url : '' } };
+  if (s.kind === 'text') return { type: 'text', text: s.text };
+  if (s.kind === 'url') return { type: 'text', text: p.title ? `${p.title}: ${s.url}` : s.url };
+  return { type: 'file', file: { filename: p.title ?? 'document.pdf', file_data: dataUrl(s.mediaType, s.data) } };
+}
+
+function contentOf(parts: Array<TextPart | ImagePart | DocumentPart>): string | Json[] {
+  if (parts.every((p) => p.type === 'text')) return parts.map((p) => (p as TextPart).text).join('');
+  return parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : mediaPart(p)));
+}
+
+function toolMessages(result: ToolResultPart): Json[] {
+  const text = result.content.filter((c): c is TextPart => c.type === 'text').map((c) => c.text).join('');
+  const media = result.content.filter((c) => c.type !== 'text') as Array<ImagePart | DocumentPart>;
+  const out: Json[] = [{ role: 'tool', tool_call_id: result.callId, content: result.isError ? `Error: ${text}` : text }];
+  // A tool message carries text only: its images follow in a user message.
+  if (media.length > 0) out.push({ role: 'user', content: media.map(mediaPart) });
+  return out;
+}
+
+function messages(system: TextPart[], turns: Message[]): Json[] {
+  const out: Json[] = [];
+  if (system.length > 0) out.push({ role: 'system', content: system.map((p) => p.text).join('\n\n') });
+  for (const m of turns) {
+    if (m.role === 'user') {
+      const rest: Array<TextPart | ImagePart | DocumentPart> = [];
+      for (const p of m.parts) {
+        if (p.type === 'tool-result') out.push(...toolMessages(p));
+        else rest.push(p);
+      }
+      if (rest.length > 0) out.push({ role: 'user', content: contentOf(rest) });
+      continue;
+    }
+    const text = m.parts.filter((p): p is TextPart => p.type === 'text').map((p) => p.text).join('');
+    const calls = m.parts.filter((p) => p.type === 'tool-call').map((p) => ({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments } }));
+    if (text === '' && calls.length === 0) continue; // reasoning only: nothing Chat takes back
+    const msg: Json = { role: 'assistant', content: text === '' ? null : text };
+    if (calls.length > 0) msg.tool_calls = calls;
+    out.push(msg);
+  }
+  return out;
+}
+
+/** OpenAI's effort scale stops at `high` for most models; `minimal` and `none` only exist on some. */
+const EFFORT: Record<Effort, string | undefined> = { none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
+
+export function buildChatRequest(req: Request, target: Target): UpstreamCall {
+  const body: Json = { model: target.model, messages: messages(req.system, req.messages) };
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.inputSchema, ...(t.strict ? { strict: true } : {}) },
+    }));
+  }
+  const tc = req.toolChoice;
+  if (tc) body.tool_choice = tc.type === 'tool' ? { type: 'function', function: { name: tc.name } } : tc.type;
+  if (req.parallelToolCalls !== undefined && req.tools.length > 0) body.parallel_tool_calls = req.parallelToolCalls;
+  if (req.maxOutputTokens !== undefined) {
+    const limit = maxOutputTokens(target.provider, target.model);
+    body.max_completion_tokens = limit === undefined ? req.maxOutputTokens : Math.min(req.maxOutputTokens, limit);
+  }
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.stopSequences.length > 0) body.stop = req.stopSequences;
+  if (req.candidates !== undefined && req.candidates !== 1) body.n = req.candidates;
+  if (req.seed !== undefined) body.seed = req.seed;
+  if (req.frequencyPenalty !== undefined) body.frequency_penalty = req.frequencyPenalty;
+  if (req.presencePenalty !== undefined) body.presence_penalty = req.presencePenalty;
+  if (req.logprobs) { body.logprobs = true; if (req.logprobs.top > 0) body.top_logprobs = req.logprobs.top; }
+  if (req.output?.type === 'json') {
+    body.response_format = req.output.schema
+      ? { type: 'json_schema', json_schema: { name: req.output.name ?? 'response', schema: req.output.schema, ...(req.output.strict ? { strict: true } : {}) } }
+      : { type: 'json_object' };
+  }
+  // Reasoning effort only where the client asked for reasoning; an explicit "off" sends nothing.
+  const r = req.reasoning;
+  if (r && r.enabled !== false && r.effort !== undefined) body.reasoning_effort = EFFORT[r.effort];
+  if (req.user !== undefined) body.user = req.user;
+  if (req.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true }; // the gateway accounts every stream
+  }
+  return { path: '/v1/chat/completions', body };
+}
