@@ -1,0 +1,85 @@
+// Claude Code itself (from npm, headless `claude -p`, offline) against the gateway's root, on a GPT
+// model served by a mock provider: it talks Anthropic Messages to the gateway,
+// which translates to each provider's own protocol. The mock asks Claude Code to read a file with
+// its Read tool and answers with what the tool returned, so a full tool round trip is proven by
+// the printed answer.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MockHandler, MockReply, Recorded } from '../helpers/mock-provider.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const CLAUDE = join(REPO_ROOT, 'node_modules', '.bin', 'claude');
+const SECRET = `tool-result-${process.pid}`;
+
+let gw: TestGateway;
+let work: string;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  work = mkdtempSync(join(tmpdir(), 'gateway-claude-'));
+  writeFileSync(join(work, 'note.txt'), `${SECRET}\n`);
+});
+afterAll(async () => {
+  await gw?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const sse = (events: string[]): MockReply => ({ headers: { 'content-type': 'text/event-stream' }, chunks: events });
+const body = (r: Recorded) => JSON.parse(r.body.toString('utf8')) as Record<string, any>;
+
+/** What the tool gave back in the last turn, if the last turn is a tool result. */
+type Turn = { kind: 'result'; text: string } | { kind: 'read' } | { kind: 'text' };
+
+/** OpenAI: asks for Read on note.txt when the Read tool is offered, then repeats what it returned. */
+const openaiReader: MockHandler = (r) => {
+  if (!r.url.startsWith('/v1/chat/completions')) return undefined;
+  const b = body(r);
+  const last = b.messages.at(-1);
+  const turn: Turn = last.role === 'tool' ? { kind: 'result', text: String(last.content) }
+    : (b.tools ?? []).some((t: any) => t.function?.name === 'Read') ? { kind: 'read' } : { kind: 'text' };
+  const chunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-cc', object: 'chat.completion.chunk', created: 1, model: b.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const usage = `data: ${JSON.stringify({ id: 'chatcmpl-cc', object: 'chat.completion.chunk', created: 1, model: b.model, choices: [], usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 } })}\n\n`;
+  if (turn.kind === 'read') {
+    const args = JSON.stringify({ file_path: join(work, 'note.txt') });
+    return sse([chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_read1', type: 'function', function: { name: 'Read', arguments: '' } }] }, null), chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null), chunk({}, 'tool_calls'), usage, 'data: [DONE]\n\n']);
+  }
+  const text = turn.kind === 'result' ? `The file says: ${/tool-result-\d+/.exec(turn.text)?.[0] ?? '(nothing)'}` : 'Hello from GPT.';
+  return sse([chunk({ role: 'assistant', content: '' }, null), chunk({ content: text }, null), chunk({}, 'stop'), usage, 'data: [DONE]\n\n']);
+};
+
+function runClaude(model: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const home = mkdtempSync(join(tmpdir(), 'gateway-claude-home-'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, HOME: home, TERM: 'dumb',
+    ANTHROPIC_BASE_URL: gw.url, ANTHROPIC_AUTH_TOKEN: gw.key,
+    ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_HAIKU_MODEL: model, ANTHROPIC_SMALL_FAST_MODEL: model,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1',
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLAUDE, ['-p', prompt, '--allowedTools', 'Read'], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); rmSync(home, { recursive: true, force: true }); resolve({ code, stdout, stderr }); });
+  });
+}
+
+describe('Claude Code through the gateway on foreign models', () => {
+  it('on a GPT model: reads a file with its Read tool and answers with what it found', async () => {
+    gw.mocks.openai.setHandler(openaiReader);
+    const r = await runClaude('openai/gpt-5.4', 'What does note.txt say?');
+    expect(r.stdout, r.stderr).toContain(`The file says: ${SECRET}`);
+    expect(r.code).toBe(0);
+    const calls = gw.mocks.openai.requests.map(body).filter((b) => (b.tools ?? []).length > 0);
+    // The second call carried the Read tool's result back under the provider's own call id.
+    expect(calls.some((b) => b.messages.some((m: any) => m.role === 'tool' && m.tool_call_id === 'call_read1' && String(m.content).includes(SECRET)))).toBe(true);
+    expect(gw.mocks.openai.requests.every((q) => !q.body.toString().includes(gw.key))).toBe(true);
+  }, 120_000);
+
+});
