@@ -47,6 +47,7 @@ export const MESSAGES_DOOR: Door = {
 /** The provider side of each protocol the hub can call through the IR (loaded on first use). */
 const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {
   'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
+  gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
 };
 
 function providerSide(protocol: ProtocolId): (() => Promise<ProviderProtocol>) | undefined {

@@ -22,8 +22,10 @@ afterAll(async () => { await gw?.close(); });
 
 const weather: Anthropic.Tool = { name: 'get_weather', description: 'Current weather', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
-const CASES: Array<{ provider: 'openai' | 'gemini'; model: string; shown: string; usage: { input_tokens: number; output_tokens: number } }> = [
+const CASES = [
   { provider: 'openai', model: 'openai/gpt-5.4', shown: 'openai/gpt-5.4', usage: { input_tokens: 25, output_tokens: 9 } },
+  // Gemini counts its 10 cached tokens inside promptTokenCount; Anthropic's input_tokens leaves them out.
+  { provider: 'gemini', model: 'gemini/gemini-3.5-flash', shown: 'gemini/gemini-3.5-flash', usage: { input_tokens: 20, output_tokens: 12 } },
 ] as const;
 
 const upstream = (p: 'openai' | 'gemini') => gw.mocks[p].requests.at(-1)!;

@@ -1,5 +1,5 @@
 // Claude Code itself (from npm, headless `claude -p`, offline) against the gateway's root, on a GPT
-// model served by a mock provider: it talks Anthropic Messages to the gateway,
+// model and a Gemini model served by mock providers: it talks Anthropic Messages to the gateway,
 // which translates to each provider's own protocol. The mock asks Claude Code to read a file with
 // its Read tool and answers with what the tool returned, so a full tool round trip is proven by
 // the printed answer.
@@ -50,6 +50,21 @@ const openaiReader: MockHandler = (r) => {
   return sse([chunk({ role: 'assistant', content: '' }, null), chunk({ content: text }, null), chunk({}, 'stop'), usage, 'data: [DONE]\n\n']);
 };
 
+/** Gemini: the same conversation in Gemini's protocol (whole function calls, thought signatures). */
+const geminiReader: MockHandler = (r) => {
+  const m = /\/models\/([^/:]+):(generateContent|streamGenerateContent)/.exec(r.url);
+  if (!m) return undefined;
+  const b = body(r);
+  const last = b.contents.at(-1);
+  const result = last.parts.find((p: any) => p.functionResponse)?.functionResponse;
+  const offersRead = (b.tools ?? []).some((t: any) => (t.functionDeclarations ?? []).some((f: any) => f.name === 'Read'));
+  const parts = result ? [{ text: `The file says: ${/tool-result-\d+/.exec(JSON.stringify(result.response))?.[0] ?? '(nothing)'}` }]
+    : offersRead ? [{ functionCall: { name: 'Read', args: { file_path: join(work, 'note.txt') } }, thoughtSignature: 'c2lnbmF0dXJl' }]
+    : [{ text: 'Hello from Gemini.' }];
+  const resp = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 50, candidatesTokenCount: 5, totalTokenCount: 55 }, modelVersion: m[1], responseId: 'resp-cc' };
+  return m[2] === 'generateContent' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(resp) } : sse([`data: ${JSON.stringify(resp)}\r\n\r\n`]);
+};
+
 function runClaude(model: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const home = mkdtempSync(join(tmpdir(), 'gateway-claude-home-'));
   const env: NodeJS.ProcessEnv = {
@@ -82,4 +97,14 @@ describe('Claude Code through the gateway on foreign models', () => {
     expect(gw.mocks.openai.requests.every((q) => !q.body.toString().includes(gw.key))).toBe(true);
   }, 120_000);
 
+  it('on a Gemini model: the same round trip, Gemini\'s thought signature given back', async () => {
+    gw.mocks.gemini.setHandler(geminiReader);
+    const r = await runClaude('gemini/gemini-3.5-flash', 'What does note.txt say?');
+    expect(r.stdout, r.stderr).toContain(`The file says: ${SECRET}`);
+    expect(r.code).toBe(0);
+    const withResult = gw.mocks.gemini.requests.map(body).find((b) => b.contents.some((c: any) => c.parts.some((p: any) => p.functionResponse)));
+    expect(withResult).toBeDefined();
+    const modelTurn = withResult!.contents.find((c: any) => c.role === 'model' && c.parts.some((p: any) => p.functionCall));
+    expect(modelTurn.parts.find((p: any) => p.functionCall).thoughtSignature).toBe('c2lnbmF0dXJl');
+  }, 120_000);
 });

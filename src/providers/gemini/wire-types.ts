@@ -35,7 +35,7 @@ export interface GeminiGenerationConfig {
   logprobs?: number;
   responseMimeType?: string;
   responseJsonSchema?: unknown;
-  thinkingConfig?: { thinkingLevel: 'MINIMAL' | 'LOW' | 'MEDIUM' | 'HIGH' };
+  thinkingConfig?: { thinkingLevel?: 'MINIMAL' | 'LOW' | 'MEDIUM' | 'HIGH'; thinkingBudget?: number; includeThoughts?: boolean };
 }
 
 export interface GeminiRequestBody {
