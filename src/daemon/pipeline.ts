@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientProtocol, ProtocolId, ProviderProtocol, RenderContext, Target } from '../providers/ir/protocol.js';
 import type { ProviderError } from '../providers/ir/types.js';
+import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
@@ -69,7 +70,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extra: Rec
   return text.length;
 }
 
-export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+/** Reads, authenticates and routes a door's request: what every handler here starts with. */
+async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts) {
   const shape = PROTOCOL_FACTS[door.protocol].errorShape;
   const record = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, door.keyPlacements), shape);
   facts.key = { id: record.id, name: record.name };
@@ -90,19 +92,76 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
   checkModelAllowed(record, body.model);
   const p = descriptor(route.provider);
   const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
-  const stream = body.stream === true;
+  return { record, raw, body, model: route.model, p, providerKey };
+}
+
+export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+  const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model: route.model,
-    method: 'POST', path: door.path, stream, requestBytes: raw.length, headers: req.headers,
+    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model,
+    method: 'POST', path: door.path, stream: body.stream === true, requestBytes: raw.length, headers: req.headers,
   });
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
 
   if (p.protocol === door.protocol) {
-    await fastPath(ctx, door, p, providerKey, req, res, query, body, route.model, tracker, capture);
+    await fastPath(ctx, door, p, providerKey, req, res, query, body, door.path, model, tracker, capture);
     return;
   }
-  await translated(ctx, door, p, providerKey, res, body, route.model, tracker, capture);
+  await translated(ctx, door, p, providerKey, res, body, model, tracker, capture);
+}
+
+/**
+ * `<door>/count_tokens` (Anthropic's POST /v1/messages/count_tokens): the provider's own count
+ * where it has one (Anthropic's endpoint on the fast path, Gemini's countTokens), else the
+ * documented estimate of estimate-tokens.ts, marked `x-gateway-token-count: estimate`.
+ */
+export async function handleCountTokens(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+  const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
+  const path = `${door.path}/count_tokens`;
+  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
+    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model,
+    method: 'POST', path, stream: false, requestBytes: raw.length, headers: req.headers,
+  });
+  facts.tracked = true;
+  const capture = ctx.bodyLog?.begin(tracker, raw);
+  if (p.protocol === door.protocol) {
+    await fastPath(ctx, door, p, providerKey, req, res, query, body, path, model, tracker, capture);
+    return;
+  }
+  const target: Target = { provider: p.id, displayName: p.displayName, model };
+  const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
+  const client = await door.client();
+  let ir;
+  // A count request has no max_tokens; the door's parser wants one, and it changes no count.
+  try { ir = client.parseRequest({ max_tokens: 1, ...body, stream: false }, target); } catch (e) { return fail(asGatewayError(e) as GatewayError); }
+  const upstream = await providerSide(p.protocol)?.();
+  const counter = upstream?.countTokens;
+  let tokens: number | undefined;
+  let estimate = false;
+  if (counter) {
+    const call = counter.build(ir, target);
+    let outcome: CallOutcome;
+    try {
+      outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
+        method: 'POST', path: `${p.basePath}${call.path}`, body: JSON.stringify(call.body),
+        headers: gatewayCallHeaders(p.id, providerKey, { 'content-type': 'application/json', accept: 'application/json' }),
+      }, res, undefined);
+    } catch (err) { return fail(err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err)); }
+    if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
+    if (outcome.kind !== 'answer') return fail(ctx.upstreams.failure(p.id, outcome.kind === 'cut' ? outcome.err : new Error('no answer'), 'response'));
+    if (outcome.status >= 400) {
+      const error = upstream!.readError(outcome.status, outcome.text, target);
+      const rendered = client.renderError(error);
+      sendJson(res, rendered.status, rendered.body, {}, capture);
+      tracker.fail(rendered.status, error.code ?? error.kind, error.message);
+      return;
+    }
+    try { tokens = counter.read(JSON.parse(outcome.text)); } catch { tokens = undefined; }
+  }
+  if (tokens === undefined) { tokens = estimateInputTokens(ir); estimate = true; }
+  tracker.wrote(sendJson(res, 200, { input_tokens: tokens }, estimate ? { 'x-gateway-token-count': 'estimate' } : {}, capture));
+  tracker.finish(200, {}, model);
 }
 
 /**
@@ -112,7 +171,7 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
  */
 async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
-  query: string, body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+  query: string, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
 ): Promise<void> {
   const out = Buffer.from(JSON.stringify({ ...body, model }), 'utf8');
   const headers = forwardRequestHeaders(req.headers);
@@ -122,7 +181,7 @@ async function fastPath(
   addProtocolHeaders(p.id, headers);
   headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
-  const path = `${p.basePath}${door.path}${q ? `?${q}` : ''}`;
+  const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
   await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
 }
 

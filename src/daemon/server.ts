@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { BUILTIN_PROVIDERS, findProvider, type ProviderDescriptor } from '../providers/registry.js';
-import { handleDoor, MESSAGES_DOOR } from './pipeline.js';
+import { handleCountTokens, handleDoor, MESSAGES_DOOR } from './pipeline.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
@@ -125,6 +125,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (native) {
       seen.facts = newRequestFacts('native', native.id);
       await handleNative(ctx, native.id, req, res, path.slice(native.id.length + 1), query, seen.facts);
+      return;
+    }
+    if (path === `${MESSAGES_DOOR.path}/count_tokens`) {
+      seen.facts = newRequestFacts('unified', null);
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${path}`);
+      await handleCountTokens(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
       return;
     }
     if (path === MESSAGES_DOOR.path) {

@@ -72,4 +72,6 @@ export interface ProviderProtocol {
   createStreamReader(target: Target): StreamReader;
   /** A non-2xx answer → a neutral error, the provider's message kept. */
   readError(status: number, bodyText: string, target: Target): ProviderError;
+  /** Where the provider counts a request's input tokens itself: the call, and its answer read. */
+  countTokens?: { build(request: Request, target: Target): UpstreamCall; read(body: unknown): number | undefined };
 }
