@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { baseEnv, GATEWAY_BIN, makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
+import { baseEnv, GATEWAY_BIN, makeTempHome, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { MOCK_TEXT, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 
 const home = makeTempHome();
@@ -90,6 +90,28 @@ describe('with the gateway running', () => {
     expect(missing.code).toBe(127);
     expect(missing.stderr).toBe('error: command not found: definitely-not-a-command-xyz\n');
     expect(await activeSessionKeys()).toEqual([]);
+  });
+
+  it('run -m <model> -- claude: Claude Code itself, pointed at the root, answers on a GPT model', async () => {
+    // The real Claude Code binary from npm, headless; its HOME a fresh directory (nothing of the user's).
+    const claude = join(REPO_ROOT, 'node_modules', '.bin', 'claude');
+    const r = await runCli(['run', '-m', 'openai/gpt-5.4', '--', claude, '-p', 'Say hello'], { home: home.dir, env: { ...env, HOME: home.dir }, timeoutMs: 90_000 });
+    expect(r.stdout, r.stderr).toContain(MOCK_TEXT);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('is unset for the command'); // nothing of the user's was in the way
+    const sent = JSON.parse(mock.requests.at(-1)!.body.toString()) as { model: string; messages: unknown[] };
+    expect(sent.model).toBe('gpt-5.4');
+    expect(await activeSessionKeys()).toEqual([]);
+  }, 120_000);
+
+  it('env claude -m <model> prints Claude Code\'s variables: the root, a bearer token, the model and its background model', async () => {
+    const r = await cli(['env', 'claude', '-m', 'openai/gpt-5.4', '--key', 'for-claude', '--insecure-storage']);
+    expect(r.code, r.stderr).toBe(0);
+    const vars = Object.fromEntries(r.stdout.trim().split('\n').map((l) => /^export (\w+)='(.*)'$/.exec(l)!.slice(1, 3)));
+    expect(vars).toEqual({
+      ANTHROPIC_BASE_URL: url, ANTHROPIC_AUTH_TOKEN: expect.stringMatching(/^sk-proxy-/), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      ANTHROPIC_MODEL: 'openai/gpt-5.4', ANTHROPIC_DEFAULT_HAIKU_MODEL: 'openai/gpt-5.4', ANTHROPIC_SMALL_FAST_MODEL: 'openai/gpt-5.4',
+    });
   });
 
   it('run hides GOOGLE_API_KEY, which @google/genai would prefer over GEMINI_API_KEY', async () => {

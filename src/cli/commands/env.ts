@@ -1,10 +1,12 @@
-// `gateway env [openai|anthropic|gemini|all]`: `export` lines for eval that point the official
-// SDKs (and Claude Code, gemini-cli…) at the running gateway with a client key.
+// `gateway env [<provider>|<tool>|all]`: `export` lines for eval that point the official SDKs at
+// each provider's native prefix, or a coding tool (Claude Code) at the root for any model, with a
+// client key.
 import { Argument, type Command } from 'commander';
 import { cliStateDir, note, out, shQuote } from '../common.js';
 import { clientEnvVars, conflictingVars, ensureClientKey, ENV_TARGETS, DEFAULT_CLIENT_KEY_NAME, type EnvTarget } from '../client-env.js';
 import { gatewayUrl } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
+import { findTool, TOOLS } from '../tools.js';
 
 function clientKeyHelp(): string {
   return `
@@ -22,22 +24,29 @@ ${gatewayCmd('chat')} need neither: they get a short-lived key from the running 
 export function registerEnv(program: Command): void {
   program.command('env')
     .description(`print shell exports that point the official SDKs at the gateway: eval "$(${gatewayCmd('env')})"`)
-    .addArgument(new Argument('[provider]', 'which SDK variables to print').choices(ENV_TARGETS).default('all'))
+    .addArgument(new Argument('[target]', 'which SDK\'s or coding tool\'s variables to print').choices([...ENV_TARGETS, ...TOOLS.map((t) => t.name)]).default('all'))
+    .option('-m, --model <name>', 'for a coding tool: the model it uses, any the gateway routes (e.g. openai/gpt-5.4)')
     .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
     .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
     .addHelpText('after', `
 Variables: OPENAI_BASE_URL (<url>/openai/v1) + OPENAI_API_KEY, ANTHROPIC_BASE_URL (<url>/anthropic)
 + ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL (<url>/gemini) + GEMINI_API_KEY. The URL is the running
 gateway's, else http://127.0.0.1:$GATEWAY_PORT (default 8080).
+Coding tools: claude (ANTHROPIC_BASE_URL at the root, ANTHROPIC_AUTH_TOKEN, with -m the model and
+its background model: Claude Code on any model), e.g. eval "$(${gatewayCmd('env claude -m openai/gpt-5.4')})".
 ${clientKeyHelp()}`)
-    .action((target: EnvTarget, opts: { key?: string; insecureStorage?: boolean }) => printEnv(target, opts));
+    .action((target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }) => printEnv(target, opts));
 }
 
-async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage?: boolean }): Promise<void> {
+async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }): Promise<void> {
+  const tool = findTool(target);
+  if (opts.model !== undefined && !tool) note(`note: --model is for the coding tools (${TOOLS.map((t) => t.name).join(', ')}); the SDK variables name no model`);
   const dir = cliStateDir();
   const { key } = await ensureClientKey({ dir, env: process.env, name: opts.key, insecureStorage: opts.insecureStorage });
   const { url, running } = gatewayUrl(dir);
-  for (const [name, value] of clientEnvVars(url, key, target)) out(`export ${name}=${shQuote(value)}`);
+  const vars = tool ? tool.vars(url, key, opts.model) : clientEnvVars(url, key, target);
+  for (const [name, value] of vars) out(`export ${name}=${shQuote(value)}`);
   if (!running) note(`note: the gateway is not running; start it with: ${gatewayCmd('start')}`);
-  for (const v of conflictingVars(target, process.env)) note(`note: ${v} is set and some tools prefer it over the variables above; unset it`);
+  const preferred = tool ? tool.preferred.filter((n) => process.env[n]) : conflictingVars(target, process.env);
+  for (const v of preferred) note(`note: ${v} is set and some tools prefer it over the variables above; unset it`);
 }

@@ -9,6 +9,8 @@ import { clientEnvVars, conflictingVars } from '../client-env.js';
 import { clientUrl, findDaemon, notRunningMessage } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
 import { openSessionKey } from '../session-key.js';
+import { basename } from 'node:path';
+import { findTool, TOOLS } from '../tools.js';
 
 export const SESSION_KEY_HELP = `
 The key is a short-lived one the running gateway gives this command: nothing is stored, so no
@@ -22,12 +24,14 @@ export function registerRun(program: Command): void {
     // Earlier versions kept a stored client key; both options are accepted, and say they are unused.
     .addOption(new Option('--key <name>').hideHelp())
     .addOption(new Option('--insecure-storage').hideHelp())
+    .option('-m, --model <name>', `the model a coding tool uses (${TOOLS.map((t) => t.name).join(', ')}): any model the gateway routes, e.g. openai/gpt-5.4`)
     .passThroughOptions()
-    .addHelpText('after', `\nNeeds a running gateway (${gatewayCmd('start')}).\nExample: ${gatewayCmd('run -- claude')}\n${SESSION_KEY_HELP}`)
-    .action((command: string[], opts: { key?: string; insecureStorage?: boolean }) => runWithEnv(command, opts));
+    .addHelpText('after', `\nNeeds a running gateway (${gatewayCmd('start')}). A coding tool it knows (${TOOLS.map((t) => t.name).join(', ')}) is pointed at the
+gateway's root, which serves its protocol for every model.\nExamples: ${gatewayCmd('run -- claude')}   ${gatewayCmd('run -m openai/gpt-5.4 -- claude -p "hi"')}\n${SESSION_KEY_HELP}`)
+    .action((command: string[], opts: { key?: string; insecureStorage?: boolean; model?: string }) => runWithEnv(command, opts));
 }
 
-async function runWithEnv(command: string[], opts: { key?: string; insecureStorage?: boolean }): Promise<void> {
+async function runWithEnv(command: string[], opts: { key?: string; insecureStorage?: boolean; model?: string }): Promise<void> {
   const dir = cliStateDir();
   if (opts.key !== undefined) note(`note: --key is ignored: run uses a short-lived key of its own (for a named key: eval "$(${gatewayCmd(`env --key ${opts.key}`)})")`);
   if (opts.insecureStorage) note('note: --insecure-storage is no longer needed: run stores no key');
@@ -35,12 +39,17 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
   if (!daemon) throw new CliError(notRunningMessage());
   const session = await openSessionKey(dir, 'run');
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(clientUrl(daemon.url), session.key, 'all')) };
-    // These would make an SDK send another credential instead of the gateway key.
-    for (const v of conflictingVars('all', env)) {
-      delete env[v];
+    const url = clientUrl(daemon.url);
+    const tool = findTool(basename(command[0] ?? ''));
+    if (opts.model !== undefined && !tool) note(`note: --model is for the coding tools gateway knows (${TOOLS.map((t) => t.name).join(', ')}); ${command[0]} gets no model variable`);
+    const toolVars = tool?.vars(url, session.key, opts.model) ?? [];
+    const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(url, session.key, 'all')), ...Object.fromEntries(toolVars) };
+    // These would make an SDK (or the tool) send another credential instead of the gateway key.
+    const ours = new Set(toolVars.map(([name]) => name));
+    for (const v of [...conflictingVars('all', process.env), ...(tool?.preferred ?? [])].filter((n) => process.env[n] !== undefined && !ours.has(n))) {
       note(`note: ${v} is unset for the command (it would take precedence over the gateway key)`);
     }
+    for (const v of [...conflictingVars('all', env), ...(tool?.preferred ?? [])]) if (!ours.has(v)) delete env[v];
     process.exitCode = await runChild(command, env);
   } finally {
     await session.end();
