@@ -3,7 +3,8 @@
 // must queue the event itself and never throw back into the request path.
 import type { ProviderId } from '../providers/types.js';
 
-export type RequestMode = 'unified' | 'native';
+/** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages door. */
+export type RequestMode = 'unified' | 'native' | 'messages';
 
 export interface TokenUsage {
   inputTokens?: number;

@@ -16,6 +16,7 @@ import { TranslationError } from '../providers/types.js';
 import { checkModelAllowed, extractKey } from './auth.js';
 import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
+import type { RequestMode } from './events.js';
 import { GatewayError } from './errors.js';
 import { forwardRequestHeaders, readBody, upstreamQuery } from './http-util.js';
 import { createIrRelay, irUsageToTokens } from './ir-relay.js';
@@ -27,6 +28,8 @@ import { addProtocolHeaders, gatewayCallHeaders, setProviderAuth } from './upstr
 
 /** A door at the root: the protocol its clients speak, where they put the key, how ids look. */
 export interface Door {
+  /** How the monitor and the usage history name requests that came in by it. */
+  readonly mode: RequestMode;
   readonly protocol: ProtocolId;
   /** The path clients post to; also the provider's path on the fast path. */
   readonly path: string;
@@ -38,6 +41,7 @@ export interface Door {
 }
 
 export const MESSAGES_DOOR: Door = {
+  mode: 'messages',
   protocol: 'anthropic',
   path: '/v1/messages',
   keyPlacements: ['bearer', 'x-api-key'],
@@ -98,7 +102,7 @@ async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query
 export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
   const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model,
+    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
     method: 'POST', path: door.path, stream: body.stream === true, requestBytes: raw.length, headers: req.headers,
   });
   facts.tracked = true;
@@ -120,7 +124,7 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
   const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
   const path = `${door.path}/count_tokens`;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: 'unified', provider: p.id, model,
+    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
     method: 'POST', path, stream: false, requestBytes: raw.length, headers: req.headers,
   });
   facts.tracked = true;

@@ -128,13 +128,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       return;
     }
     if (path === `${MESSAGES_DOOR.path}/count_tokens`) {
-      seen.facts = newRequestFacts('unified', null);
+      seen.facts = newRequestFacts(MESSAGES_DOOR.mode, null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${path}`);
       await handleCountTokens(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
       return;
     }
     if (path === MESSAGES_DOOR.path) {
-      seen.facts = newRequestFacts('unified', null);
+      seen.facts = newRequestFacts(MESSAGES_DOOR.mode, null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${MESSAGES_DOOR.path}`);
       await handleDoor(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
       return;

@@ -4,6 +4,7 @@
 // the answer comes back as Anthropic sent it.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayEvent } from '../../src/daemon/events.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -68,6 +69,16 @@ describe('Messages door → Anthropic (fast path)', () => {
       expect(r.headers.get('retry-after')).toBe('7');
       expect(await r.text()).toBe(errBody);
     } finally { gw.mocks.anthropic.setHandler(undefined); }
+  });
+
+  it('shows in the monitor\'s events as a request that came in by the Messages door', async () => {
+    const seen: GatewayEvent[] = [];
+    const unsubscribe = gw.daemon.ctx.bus.subscribe((e) => seen.push(e));
+    try {
+      await client.messages.create({ model: 'claude-opus-5', max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] });
+      await expect.poll(() => seen.some((e) => e.type === 'finished')).toBe(true);
+      expect(seen.find((e) => e.type === 'started')).toMatchObject({ mode: 'messages', path: '/v1/messages', provider: 'anthropic', model: 'claude-opus-5' });
+    } finally { unsubscribe(); }
   });
 
   it('refuses a wrong proxy key in Anthropic\'s error shape, sending nothing upstream', async () => {

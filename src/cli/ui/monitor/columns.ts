@@ -1,8 +1,12 @@
 // The monitor's table columns and how each row reads, as plain strings (pure): the layout drops
 // or narrows columns as the terminal narrows, and the provider/model column takes what is left.
+import type { RequestMode } from '../../../daemon/events.js';
 import { familyOf } from '../../../providers/models.js';
 import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/format.js';
 import type { Row } from './rows.js';
+
+/** Three letters per door, as the table shows it. */
+const MODE_LABELS: Record<RequestMode, string> = { unified: 'uni', native: 'nat', messages: 'msg' };
 
 export type ColumnId = 'seq' | 'time' | 'key' | 'mode' | 'model' | 'path' | 'status' | 'ttfb' | 'dur' | 'tokens' | 'tps';
 
@@ -111,7 +115,7 @@ function value(id: ColumnId, row: Row, now: number, frame: number, width: number
     case 'seq': return String(row.seq);
     case 'time': return clock(row.start);
     case 'key': return row.keyName ?? '–';
-    case 'mode': return row.mode === 'unified' ? 'uni' : row.mode === 'native' ? 'nat' : '–';
+    case 'mode': return row.mode === null ? '–' : MODE_LABELS[row.mode];
     case 'model': return modelText(row, width);
     case 'path': return row.path ?? '–';
     case 'status': return statusText(row, frame);
