@@ -95,7 +95,7 @@ async function waitHost(maxMs: number): Promise<number> {
 
 // Targets from the issues (#2 core, #3 unified, #4 events subscriber). The TTFB and per-chunk
 // targets ("no added delay beyond the floor's") get a stated tolerance for measurement noise.
-const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10 };
+const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65 };
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -104,8 +104,8 @@ const USER = 'Say hello in five words.';
 const openaiBody = (model: string, stream: boolean) => JSON.stringify({
   model, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], max_tokens: 64, ...(stream ? { stream: true } : {}),
 });
-const anthropicBody = (stream: boolean) => JSON.stringify({
-  model: 'claude-opus-5', max_tokens: 64, system: SYSTEM, messages: [{ role: 'user', content: USER }], ...(stream ? { stream: true } : {}),
+const anthropicBody = (stream: boolean, model = 'claude-opus-5') => JSON.stringify({
+  model, max_tokens: 64, system: SYSTEM, messages: [{ role: 'user', content: USER }], ...(stream ? { stream: true } : {}),
 });
 const geminiBody = JSON.stringify({
   systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: 'user', parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 64 },
@@ -118,7 +118,7 @@ const geminiShape = (j: Json) => typeof j?.candidates?.[0]?.content?.parts?.[0]?
 interface Target {
   id: string;
   label: string;
-  kind: 'direct' | 'floor' | 'native' | 'unified' | 'peer' | 'context';
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'peer' | 'context';
   provider?: 'openai' | 'anthropic' | 'gemini';
   port: number;
   pid?: number;
@@ -276,6 +276,9 @@ async function main(): Promise<void> {
     { id: 'unified-openai', label: 'unified → OpenAI', kind: 'unified', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: auth, shape: openaiShape },
     { id: 'unified-anthropic', label: 'unified → Anthropic', kind: 'unified', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('claude-opus-5', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('claude-opus-5', true), headers: auth, shape: openaiShape },
     { id: 'unified-gemini', label: 'unified → Gemini', kind: 'unified', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('gemini-3.5-flash', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gemini-3.5-flash', true), headers: auth, shape: openaiShape },
+    { id: 'messages-anthropic', label: 'messages → Anthropic (fast path)', kind: 'messages', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false), streamPath: '/v1/messages', streamBody: anthropicBody(true), headers: auth, shape: anthropicShape },
+    { id: 'messages-openai', label: 'messages → OpenAI', kind: 'messages', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'openai/gpt-5.4'), headers: auth, shape: anthropicShape },
+    { id: 'messages-gemini', label: 'messages → Gemini', kind: 'messages', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'gemini/gemini-3.5-flash'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'gemini/gemini-3.5-flash'), headers: auth, shape: anthropicShape },
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
@@ -478,7 +481,7 @@ async function main(): Promise<void> {
   L.push('|---|---:|---:|');
   const cpuRow = (id: string) => CONCURRENCY.map((c) => us(med(id, c, (s) => s.cpuPerReq))).join(' / ');
   L.push(`| daemon | ${mib(rss.daemon)} | ${na('native-openai') ? 'n/a' : cpuRow('native-openai')} |`);
-  for (const u of ['unified-openai', 'unified-anthropic', 'unified-gemini']) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
+  for (const u of ['unified-openai', 'unified-anthropic', 'unified-gemini', 'messages-anthropic', 'messages-openai', 'messages-gemini']) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
   L.push(`| reference floor | ${mib(rss.floor)} | ${cpuRow('floor')} |`);
   if (PEERS) L.push(`| Portkey | ${mib(rss.portkey)} | ${na('portkey') ? 'n/a' : cpuRow('portkey')} |`);
   L.push(`| bench mock | ${mib(rss.mock)} | — |`, '');
@@ -553,6 +556,20 @@ async function main(): Promise<void> {
     if (reason) { rows.push(['#3', `unified → ${p} stream: no added delay per chunk beyond the floor's`, `n/a (${reason})`, undefined]); continue; }
     const d = pairedS(id, 'floor', 'delay');
     rows.push(['#3', `unified → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  }
+  // #11: the Messages door. Its fast path (a Claude model) against the floor like native pass-through;
+  // its translated paths like the unified endpoint, with their own, higher bar.
+  for (const p of ['anthropic', 'openai', 'gemini']) {
+    const id = `messages-${p}`;
+    const floorShare = p === 'anthropic' ? T.fastPathVsFloor : T.translatedVsFloor;
+    const what = `messages → ${p}${p === 'anthropic' ? ' (fast path)' : ''} ≥ ${pct(floorShare)} of floor req/s`;
+    if (na(id)) { rows.push(['#11', what, `n/a (${na(id)})`, undefined]); continue; }
+    const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
+    rows.push(['#11', what, m, ok]);
+    const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
+    if (reason) continue;
+    const d = pairedS(id, 'floor', 'delay');
+    rows.push(['#11', `messages → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
   }
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
   else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);
