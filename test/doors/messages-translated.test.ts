@@ -80,6 +80,14 @@ describe.each(CASES)('Messages door → $provider', ({ provider, model, shown, u
     }
   });
 
+  it('an image in the user turn reaches the provider in its own form', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    await client.messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }] });
+    const sent = upstreamBody(provider);
+    if (provider === 'openai') expect(sent.messages.at(-1).content).toEqual([{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }]);
+    else expect(sent.contents.at(-1).parts).toEqual([{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: png } }]);
+  });
+
   it('takes what Claude Code sends (thinking, effort, context_management, cache_control, 32000 tokens, a system message after the user)', async () => {
     const cc = JSON.parse(readFileSync(new URL('../fixtures/protocols/anthropic-client/claude-code.request.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const r = await fetch(`${gw.url}/v1/messages?beta=true`, {
