@@ -3,7 +3,8 @@
 // reason), so any emitted call makes it `tool_calls`.
 import type { FinishReason } from '../types.js';
 
-const CONTENT_FILTER = new Set([
+/** Gemini finish reasons that mean a filter cut the answer. */
+export const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
   'SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT',
   // Sources disagree on RECITATION (LiteLLM: content_filter, Portkey: stop); the text was cut
   // because it repeated protected material, which is a filter as far as the client can tell.
@@ -17,6 +18,6 @@ const CONTENT_FILTER = new Set([
 export function mapGeminiFinishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason {
   if (hasToolCalls) return 'tool_calls';
   if (reason === 'MAX_TOKENS') return 'length';
-  if (reason !== undefined && CONTENT_FILTER.has(reason)) return 'content_filter';
+  if (reason !== undefined && CONTENT_FILTER_REASONS.has(reason)) return 'content_filter';
   return 'stop';
 }

@@ -4,18 +4,15 @@
 import type { AssistantPart, FinishReason, ProviderState, Usage } from '../../../ir/types.js';
 import { asNumber, isRecord } from '../../../shared/lenient-json.js';
 import { readCandidateParts } from '../../../gemini/parts.js';
+import { CONTENT_FILTER_REASONS } from '../../../gemini/finish-reason.js';
 import { MINTED_ID } from './build-request.js';
 
-const CONTENT_FILTER = new Set([
-  'SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT',
-  'RECITATION', 'LANGUAGE', 'NO_IMAGE', 'IMAGE_RECITATION', 'IMAGE_OTHER',
-]);
 
 /** A tool call ends with STOP (Gemini has no tool-specific reason): any call makes it `tool-calls`. */
 export function fromFinishReason(reason: string | undefined, hasCalls: boolean): FinishReason {
   if (hasCalls) return 'tool-calls';
   if (reason === 'MAX_TOKENS') return 'length';
-  if (reason !== undefined && CONTENT_FILTER.has(reason)) return 'content-filter';
+  if (reason !== undefined && CONTENT_FILTER_REASONS.has(reason)) return 'content-filter';
   return 'stop';
 }
 
