@@ -15,11 +15,22 @@ export interface Target {
   displayName: string;
   /** The provider's own model id (routing prefix stripped). */
   model: string;
+  /**
+   * The wire protocol the provider speaks (its descriptor's `protocol`): a door refuses the fields
+   * that protocol cannot express (openai-chat/client/field-policy.ts). Absent: nothing is refused
+   * for the target's sake, only what the door itself cannot read.
+   */
+  protocol?: ProtocolId;
 }
 
 export interface RenderContext {
   /** The model name the client sees: the provider's id on its own door, else `provider/<id>`. */
   model: string;
+  /**
+   * Put before the model id a provider reports mid-answer (a stream's start), so the client sees
+   * the dated id it served under the same rule: '' on the provider's own door, else `provider/`.
+   */
+  modelPrefix?: string;
   /** Unix seconds, for protocols whose answers carry a creation time. */
   created: number;
   /** Used when the provider gave no id. */
