@@ -34,9 +34,14 @@ const ANTHROPIC: readonly FieldRule[] = [
 
 /** Gemini has candidates and log probabilities; an empty object asks for nothing. */
 const unsupported = (field: string): FieldRule => ({ field, harmless: isEmptyObject, reason: (p) => `${field} is not supported for ${p} models.` });
+const GEMINI_LEVELS: readonly string[] = ['minimal', 'low', 'medium', 'high'];
 const GEMINI: readonly FieldRule[] = [
   ...['logit_bias', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call'].map(unsupported),
   { field: 'modalities', harmless: (v) => !Array.isArray(v) || textOnly(v), reason: (p) => `modalities other than "text" are not supported for ${p} models.` },
+  {
+    field: 'reasoning_effort', harmless: (v) => GEMINI_LEVELS.includes(v as string),
+    reason: (p, v) => `reasoning_effort ${JSON.stringify(v)} has no ${p} thinking level; use minimal, low, medium or high.`,
+  },
 ];
 
 /** Keyed by the target's protocol; a protocol not listed refuses nothing here. */

@@ -42,7 +42,7 @@ function renderChoice(choice: Choice, ctx: RenderContext, calls: { next: number 
   for (const part of choice.parts) {
     switch (part.type) {
       case 'text':
-        texts.push(part.text);
+        if (part.text !== '' || part.state === undefined) texts.push(part.text); // not a part that only carries a signature
         break;
       case 'reasoning':
         if (part.redacted !== true) reasoning.push(part.text);
