@@ -142,7 +142,7 @@ describe('IR → provider requests', () => {
     stopSequences: [], stream: true, maxOutputTokens: 32000, reasoning: { enabled: true, effort: 'high' },
     messages: [
       { role: 'user', parts: [{ type: 'text', text: 'Weather?' }] },
-      { role: 'assistant', parts: [{ type: 'reasoning', text: 'hm' }, { type: 'tool-call', id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}', state: { provider: 'gemini', data: { thoughtSignature: 'SIG' } } }] },
+      { role: 'assistant', parts: [{ type: 'reasoning', text: 'hm' }, { type: 'tool-call', id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}', state: { provider: 'gemini', data: { id: 'c1', thoughtSignature: 'SIG' } } }] },
       { role: 'user', parts: [{ type: 'tool-result', callId: 'c1', content: [{ type: 'text', text: '18°C' }] }, { type: 'text', text: 'And tomorrow?' }] },
     ],
   };
@@ -164,7 +164,7 @@ describe('IR → provider requests', () => {
     });
   });
 
-  it('Gemini: the call\'s signature back to Gemini, the result under the call\'s name, a thinking level', () => {
+  it('Gemini: the call\'s own id and signature back to Gemini (from the state it minted), the result under the call\'s name, a thinking level', () => {
     const call = geminiProvider.buildRequest(base, GEMINI);
     expect(call.path).toBe('/v1beta/models/gemini-3.7-flash:streamGenerateContent?alt=sse');
     expect(call.body).toMatchObject({

@@ -15,6 +15,12 @@ export interface Target {
   displayName: string;
   /** The provider's own model id (routing prefix stripped). */
   model: string;
+  /**
+   * The wire protocol the provider speaks (its descriptor's `protocol`): a door refuses the fields
+   * that protocol cannot express (openai-chat/client/field-policy.ts). Absent: nothing is refused
+   * for the target's sake, only what the door itself cannot read.
+   */
+  protocol?: ProtocolId;
 }
 
 export interface RenderContext {

@@ -30,8 +30,14 @@ export type MediaSource =
   | { kind: 'text'; mediaType: string; text: string };
 
 export interface TextPart { type: 'text'; text: string; cache?: CacheHint; state?: ProviderState }
-export interface ImagePart { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cache?: CacheHint }
-export interface DocumentPart { type: 'document'; source: MediaSource; title?: string; cache?: CacheHint }
+/**
+ * `param` on a part: the client's field to name when a builder cannot send the part (e.g.
+ * `messages[1].content[0].image_url.url`), set by doors that know it; builders fall back to a
+ * description of the part. (Only a builder knows its provider's limits; only a door knows field names.)
+ */
+export interface ImagePart { type: 'image'; source: MediaSource; detail?: 'auto' | 'low' | 'high'; cache?: CacheHint; param?: string }
+/** A file the model reads: PDF, plain text, or other media a provider takes inline (Chat `input_audio` too). */
+export interface DocumentPart { type: 'document'; source: MediaSource; title?: string; cache?: CacheHint; param?: string }
 
 export interface ToolCallPart {
   type: 'tool-call';
@@ -40,6 +46,8 @@ export interface ToolCallPart {
   /** The call's input as JSON text (OpenAI's form; objects are serialized once, losslessly). */
   arguments: string;
   state?: ProviderState;
+  /** The client's field holding the arguments, for a builder that cannot parse them. */
+  param?: string;
 }
 
 export interface ToolResultPart {
@@ -48,8 +56,14 @@ export interface ToolResultPart {
   /** The tool's name, where the client's protocol carries it (Gemini needs it). */
   name?: string;
   content: Array<TextPart | ImagePart | DocumentPart>;
+  /**
+   * The client sent the output as one plain string rather than a list of parts (Chat and Messages
+   * `content: "…"`); a builder whose protocol has both forms keeps the one the client used.
+   */
+  plain?: boolean;
   isError?: boolean;
   cache?: CacheHint;
+  param?: string;
 }
 
 /** Model reasoning ("thinking"). `redacted`: no readable text, only the provider's state. */
@@ -181,7 +195,11 @@ export type StreamEvent =
   | { type: 'reasoning'; text: string; choice?: number }
   /** The end of a reasoning block: its signature (or a redacted block's data). */
   | { type: 'reasoning-end'; state?: ProviderState; redacted?: boolean; choice?: number }
-  | { type: 'tool-call-start'; id: string; name: string; choice?: number }
+  /**
+   * `arguments` and `state`: what a provider that sends each call whole (Gemini) knows at its
+   * start; a door that writes the call's id first (Chat) can carry the state only from here.
+   */
+  | { type: 'tool-call-start'; id: string; name: string; choice?: number; arguments?: string; state?: ProviderState }
   | { type: 'tool-call-arguments'; id: string; delta: string; choice?: number }
   | { type: 'tool-call-end'; id: string; state?: ProviderState; choice?: number }
   /** Cumulative usage so far (for accounting); the final counts also come with `finish`. */

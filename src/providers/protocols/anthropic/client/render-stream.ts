@@ -83,7 +83,8 @@ export function createMessagesStreamRenderer(ctx: RenderContext): StreamRenderer
           if (ev.choice) return '';
           const text = ensureStarted() + openBlock('tool', `{"type":"tool_use","id":${JSON.stringify(toClientToolId(ev.id))},"name":${JSON.stringify(ev.name)},"input":{}}`);
           openToolId = ev.id;
-          return text;
+          // A provider that sends each call whole (Gemini) gives its arguments with the start.
+          return ev.arguments ? text + delta(`{"type":"input_json_delta","partial_json":${JSON.stringify(ev.arguments)}}`) : text;
         }
         case 'tool-call-arguments':
           if (ev.choice || open !== 'tool' || openToolId !== ev.id || ev.delta === '') return '';

@@ -1,4 +1,5 @@
-// Gemini generateContent as an upstream of the hub (a Messages request for a Gemini model, say).
+// Gemini `generateContent` as an upstream of the hub: IR requests → Gemini calls, and Gemini's
+// answers, streams and errors → the IR. Pure: no I/O, clock or globals.
 import type { ProviderProtocol } from '../../../ir/protocol.js';
 import { buildGeminiRequest } from './build-request.js';
 import { readGeminiError } from './read-error.js';
