@@ -37,23 +37,31 @@ export function createIrRelay(reader: StreamReader, renderer: StreamRenderer): S
   let textEvents = 0;
 
   const render = (events: StreamEvent[], text: string): string => {
-    for (let i = 0; i < events.length && !completed; i++) {
+    for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       if (ev.type === 'text') textEvents++;
       else if (ev.type === 'start' && ev.model) model = ev.model;
-      else if (ev.type === 'error') { failed = { code: ev.error.code ?? ev.error.kind, message: ev.error.message }; completed = true; }
-      else if (ev.type === 'finish' && !ev.choice) completed = true;
+      else if (ev.type === 'error') failed = { code: ev.error.code ?? ev.error.kind, message: ev.error.message };
       text += renderer.push(ev);
     }
     return text;
   };
-  const next = (events: SseEvent[], eof: boolean): string => {
-    let text = '';
-    for (let i = 0; i < events.length && !completed; i++) text = render(reader.push(events[i]!), text);
-    if (!eof || completed) return text;
-    text = render(reader.end(), text);
+  /** The provider is done (it said so, failed, or its bytes ended): whatever closes the client's stream. */
+  const close = (text: string): string => {
     completed = true;
     return text + renderer.end();
+  };
+  const next = (events: SseEvent[], eof: boolean): string => {
+    if (completed) return '';
+    let text = '';
+    // The provider says when it is done (Anthropic's message_stop, OpenAI's [DONE]): close then,
+    // not when its socket closes.
+    for (let i = 0; i < events.length; i++) {
+      text = render(reader.push(events[i]!), text);
+      if (reader.complete()) return close(text);
+    }
+    if (!eof) return text;
+    return close(render(reader.end(), text));
   };
 
   return {

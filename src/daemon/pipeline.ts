@@ -49,8 +49,18 @@ export const MESSAGES_DOOR: Door = {
   newId: () => `msg_${randomBytes(12).toString('hex')}`,
 };
 
+export const CHAT_DOOR: Door = {
+  mode: 'unified',
+  protocol: 'openai-chat',
+  path: '/v1/chat/completions',
+  keyPlacements: ['bearer'],
+  client: async () => (await import('../providers/protocols/openai-chat/client/index.js')).openaiChatClient,
+  newId: () => `chatcmpl-${randomBytes(12).toString('hex')}`,
+};
+
 /** The provider side of each protocol the hub can call through the IR (loaded on first use). */
 const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {
+  anthropic: async () => (await import('../providers/protocols/anthropic/provider/index.js')).anthropicProvider,
   'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
   gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
 };
@@ -112,7 +122,7 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
     await fastPath(ctx, door, p, providerKey, req, res, query, body, door.path, model, tracker, capture);
     return;
   }
-  await translated(ctx, door, p, providerKey, res, body, model, tracker, capture);
+  await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture);
 }
 
 /**
@@ -189,11 +199,17 @@ async function fastPath(
   await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
 }
 
-async function translated(
+/**
+ * Through the IR: the door's module parses, the provider's builds the call; its answer, stream or
+ * error comes back through the provider's reader and the door's renderer. `includeUsage`: the
+ * client asked for usage in its stream (OpenAI Chat's stream_options).
+ */
+export async function translateThrough(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, res: ServerResponse,
   body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+  opts: { includeUsage?: boolean } = {},
 ): Promise<void> {
-  const target: Target = { provider: p.id, displayName: p.displayName, model };
+  const target: Target = { provider: p.id, displayName: p.displayName, model, protocol: p.protocol };
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
   const loadProvider = providerSide(p.protocol);
   if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
@@ -205,7 +221,7 @@ async function translated(
   const stream = body.stream === true;
   // A model of another provider than the door's is shown as `provider/<its id>` (the door's own
   // provider never gets here: its requests take the fast path).
-  const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: false };
+  const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: opts.includeUsage === true };
 
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
