@@ -39,21 +39,24 @@ const STREAMS = { openai: variants(mock.openai), anthropic: variants(mock.anthro
 interface Relay { push(chunk: Buffer): string; end(): string; completed(): boolean }
 interface Case { name: string; streams: Buffer[][]; relay: () => Relay }
 
-/** The relay of each provider, built the way handleUnified builds it (no include_usage). */
+/** The relay of each provider, built the way /v1/chat/completions builds it (no include_usage): through the hub for Anthropic and Gemini. */
 async function casesOf(dir: string): Promise<Case[]> {
   const mod = (p: string) => import(pathToFileURL(join(dir, p)).href);
-  // The relays live in daemon/unified-stream.js (in daemon/unified.js in builds before the split).
-  const unified = await mod('daemon/unified-stream.js').catch(() => mod('daemon/unified.js'));
-  const { translatorFor } = await mod('providers/index.js');
+  const unified = await mod('daemon/unified-stream.js');
+  const { createIrRelay } = await mod('daemon/ir-relay.js');
   const { createOpenAIStreamFilter } = await mod('providers/openai/stream.js');
-  const anthropic = await translatorFor('anthropic');
-  const gemini = await translatorFor('gemini');
-  const ctx = (model: string) => ({ model, created: 1767225600, fallbackId: 'chatcmpl-0123456789abcdef01234567', includeUsage: false });
+  const { openaiChatClient } = await mod('providers/protocols/openai-chat/client/index.js');
+  const { anthropicProvider } = await mod('providers/protocols/anthropic/provider/index.js');
+  const { geminiProvider } = await mod('providers/protocols/gemini/provider/index.js');
+  const rctx = (provider: string) => ({ model: `${provider}/x`, modelPrefix: `${provider}/`, created: 1767225600, fallbackId: 'chatcmpl-0123456789abcdef01234567', includeUsage: false });
+  const target = (provider: string, model: string, protocol: string) => ({ provider, displayName: provider, model, protocol });
+  const hub = (upstream: { createStreamReader(t: unknown): unknown }, provider: string, model: string, protocol: string) => () =>
+    createIrRelay(upstream.createStreamReader(target(provider, model, protocol)), openaiChatClient.createStreamRenderer(rctx(provider)));
   const label = DIRS.length > 1 ? ` ${dir.replace(ROOT + '/', '')}` : '';
   return [
     { name: `openai${label}`, streams: STREAMS.openai, relay: () => unified.createOpenAIRelay(createOpenAIStreamFilter(false)) },
-    { name: `anthropic${label}`, streams: STREAMS.anthropic, relay: () => unified.createTranslatedRelay(anthropic.createStreamTranslator(ctx('claude-opus-5'))) },
-    { name: `gemini${label}`, streams: STREAMS.gemini, relay: () => unified.createTranslatedRelay(gemini.createStreamTranslator(ctx('gemini-3.5-flash'))) },
+    { name: `anthropic${label}`, streams: STREAMS.anthropic, relay: hub(anthropicProvider, 'anthropic', 'claude-opus-5', 'anthropic') },
+    { name: `gemini${label}`, streams: STREAMS.gemini, relay: hub(geminiProvider, 'gemini', 'gemini-3.5-flash', 'gemini') },
   ];
 }
 

@@ -2,7 +2,7 @@
 // The parser is byte-split safe: events may arrive cut anywhere, including inside a UTF-8
 // character or between `\r` and `\n` (Gemini separates events with `\r\n\r\n`).
 import { StringDecoder } from 'node:string_decoder';
-import type { ChatCompletionChunk, SseEvent } from '../providers/types.js';
+import type { SseEvent } from '../providers/types.js';
 
 export class SseParser {
   private decoder = new StringDecoder('utf8');
@@ -79,38 +79,3 @@ export function sseData(payload: unknown): string {
 }
 
 export const SSE_DONE = 'data: [DONE]\n\n';
-
-/**
- * A stream's chunk writer: the same text as `sseData(chunk)`, byte for byte, but the head (id,
- * object, created, model: the same in every chunk of a stream) is serialised once, not per chunk,
- * and a text delta's choice is written around its JSON-encoded text (see `choicesJson`).
- * Relies on the translators building chunks and choices with exactly the keys, in the order, the
- * ChatCompletionChunk type lists, which is also the order JSON.stringify would write them in.
- */
-export function createChunkWriter(): (chunk: ChatCompletionChunk) => string {
-  let id: string | undefined;
-  let model: string | undefined;
-  let created: number | undefined;
-  let head = '';
-  return (c) => {
-    if (c.id !== id || c.model !== model || c.created !== created) {
-      id = c.id;
-      model = c.model;
-      created = c.created;
-      head = `data: {"id":${JSON.stringify(id)},"object":${JSON.stringify(c.object)},"created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":`;
-    }
-    const choices = choicesJson(c.choices);
-    return c.usage === undefined ? `${head}${choices}}\n\n` : `${head}${choices},"usage":${JSON.stringify(c.usage)}}\n\n`;
-  };
-}
-
-/** Most chunks carry one choice with only new text: JSON.stringify then sees just that string. */
-function choicesJson(choices: ChatCompletionChunk['choices']): string {
-  if (choices.length === 1) {
-    const { index, delta, logprobs, finish_reason: finish } = choices[0]!;
-    if (typeof delta.content === 'string' && logprobs === null && finish === null && Number.isFinite(index) && Object.keys(delta).length === 1) {
-      return `[{"index":${index},"delta":{"content":${JSON.stringify(delta.content)}},"logprobs":null,"finish_reason":null}]`;
-    }
-  }
-  return JSON.stringify(choices);
-}

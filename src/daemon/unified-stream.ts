@@ -4,12 +4,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { OpenAIStreamFilter } from '../providers/openai/stream.js';
-import type { OpenAIErrorBody, OpenAIUsage, ProviderId, SseEvent, StreamOutput, StreamTranslator } from '../providers/types.js';
+import type { OpenAIErrorBody, OpenAIUsage, ProviderId, SseEvent } from '../providers/types.js';
 import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
 import type { TokenUsage } from './events.js';
 import { write } from './http-util.js';
-import { createChunkWriter, SseParser, sseData, SSE_DONE } from './sse.js';
+import { SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
 import type { BodySink } from './unified-call.js';
 import { GatewayError } from './errors.js';
@@ -46,44 +46,6 @@ export interface StreamRelay {
   errorFrame(error: GatewayError): string;
   /** The model the provider says is answering, once the stream has said it. */
   model(): string | undefined;
-}
-
-export function createTranslatedRelay(st: StreamTranslator): StreamRelay {
-  const parser = new SseParser();
-  const frame = createChunkWriter();
-  let failed: OpenAIErrorBody | undefined;
-  let completed = false;
-  let contentChunks = 0;
-  /** Appends the outputs' frames to `text`; stops at an error, which is the stream's last frame. */
-  const append = (outputs: StreamOutput[], text: string): string => {
-    for (let i = 0; i < outputs.length; i++) {
-      const o = outputs[i]!;
-      if (o.kind === 'error') { failed = o.error; return text + sseData(o.error); }
-      text += frame(o.chunk);
-      if (o.chunk.choices[0]?.delta.content) contentChunks++;
-    }
-    return text;
-  };
-  const next = (events: SseEvent[], eof: boolean): string => {
-    let text = '';
-    for (let i = 0; i < events.length && failed === undefined; i++) text = append(st.push(events[i]!), text);
-    if (failed !== undefined) { completed = true; return text; }
-    // Anthropic says when it is done (message_stop): close now, not when the socket closes.
-    if (!eof && !st.complete()) return text;
-    text = append(st.end(), text);
-    completed = true;
-    return failed === undefined ? text + SSE_DONE : text;
-  };
-  return {
-    push: (chunk) => next(parser.push(chunk), false),
-    end: () => next(parser.end(), true),
-    completed: () => completed,
-    failed: () => (failed ? failure(failed) : undefined),
-    usage: () => usageToTokens(st.usage()),
-    outputTokens: () => st.usage()?.completion_tokens ?? contentChunks,
-    model: () => st.model(),
-    errorFrame: openAIErrorFrame,
-  };
 }
 
 const failure = (e: OpenAIErrorBody) => ({ code: e.error.code ?? e.error.type, message: e.error.message });

@@ -1,7 +1,7 @@
 // What a wire protocol fixes for every provider that speaks it, as data: the headers its calls
 // carry, where a native request names its model, and which error shape its doors answer in.
 import type { ProtocolId } from './ir/protocol.js';
-import { ANTHROPIC_VERSION } from './anthropic/request.js';
+import { ANTHROPIC_VERSION } from './protocols/anthropic/constants.js';
 
 /** The error body shapes the gateway speaks (see src/daemon/errors.ts). */
 export type ErrorShape = 'openai' | 'anthropic' | 'gemini';

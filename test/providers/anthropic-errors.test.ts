@@ -1,6 +1,6 @@
 // Anthropic HTTP errors → OpenAI status and error body (provider-reference.md §4.9).
 import { describe, expect, it } from 'vitest';
-import { fromAnthropicError } from '../../src/providers/anthropic/index.js';
+import { fromAnthropicError } from './via-hub.js';
 
 const anthropicBody = (type: string, message: string) =>
   JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_011' });

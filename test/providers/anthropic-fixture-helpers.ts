@@ -3,8 +3,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SseParser } from '../../src/daemon/sse.js';
-import { createAnthropicStreamTranslator } from '../../src/providers/anthropic/index.js';
-import type { ChatCompletionRequest, StreamOutput, TranslateContext } from '../../src/providers/types.js';
+import { createAnthropicStreamTranslator } from './via-hub.js';
+import type { ChatCompletionRequest } from '../../src/providers/types.js';
+import type { StreamOutput, TranslateContext } from './via-hub.js';
 
 export const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/anthropic/', import.meta.url));
 

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   ANTHROPIC_IGNORED_FIELDS, ANTHROPIC_MAPPED_FIELDS, ANTHROPIC_REJECTED_FIELDS, defaultMaxTokens,
   JSON_OBJECT_INSTRUCTION, toAnthropicRequest,
-} from '../../src/providers/anthropic/index.js';
-import { TranslationError, type ChatCompletionRequest, type ChatMessage, type TranslateContext } from '../../src/providers/types.js';
+} from './via-hub.js';
+import { TranslationError, type ChatCompletionRequest, type ChatMessage } from '../../src/providers/types.js';
+import type { TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'claude-sonnet-4-5', created: 1, fallbackId: 'chatcmpl-x', includeUsage: false };
 
@@ -23,6 +24,13 @@ function translationError(fn: () => unknown): TranslationError {
 }
 
 const userText = (text: string) => ({ type: 'text', text });
+
+/** A valid value for each field the tests below expect to be ignored. */
+const HARMLESS: Record<string, unknown> = {
+  stream_options: { include_usage: true }, seed: 1, store: true, metadata: { a: 'b' }, service_tier: 'auto', prompt_cache_key: 'k',
+  prompt_cache_options: {}, frequency_penalty: 0.5, presence_penalty: 0.5, verbosity: 'low', prediction: { type: 'content', content: 'x' },
+  user: 'u', safety_identifier: 's', parallel_tool_calls: false,
+};
 
 describe('toAnthropicRequest: call shape', () => {
   it('posts to /v1/messages with the anthropic-version header and the unprefixed model', () => {
@@ -130,9 +138,9 @@ describe('toAnthropicRequest: messages', () => {
     ]);
   });
 
-  it('uses an assistant refusal as text when the message has no other content', () => {
-    const b = body({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, refusal: 'I cannot help.' }, { role: 'user', content: 'ok' }] });
-    expect((b.messages as unknown[])[1]).toEqual({ role: 'assistant', content: [userText('I cannot help.')] });
+  it('refuses an assistant message with only a refusal, naming its content (the door validates before any provider)', () => {
+    const e = translationError(() => body({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, refusal: 'I cannot help.' }, { role: 'user', content: 'ok' }] }));
+    expect(e.param).toBe('messages[1].content');
   });
 
   it('rejects unsupported content: audio input, unknown part types, other data-URL MIME types, file ids', () => {
@@ -250,13 +258,12 @@ describe('toAnthropicRequest: tools', () => {
     expect(body({ tools, parallel_tool_calls: true })).not.toHaveProperty('tool_choice');
   });
 
-  it('sends only the allowed tools for an allowed_tools choice', () => {
-    const b = body({
+  it('refuses an allowed_tools choice, naming tool_choice (the door validates before any provider)', () => {
+    const e = translationError(() => body({
       tools: [tool('f'), tool('g'), tool('h')],
       tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'g' } }] } } as never,
-    });
-    expect(b.tools).toEqual([{ name: 'g', input_schema: schema }]);
-    expect(b.tool_choice).toEqual({ type: 'any' });
+    }));
+    expect(e.param).toBe('tool_choice');
   });
 
   it('omits tools and harmless choices when there are no tools, and rejects forcing a tool', () => {
@@ -301,7 +308,7 @@ describe('toAnthropicRequest: field policy', () => {
 
   it('ignores the harmless fields without changing the request', () => {
     const plain = body({});
-    const noisy = body(Object.fromEntries(ANTHROPIC_IGNORED_FIELDS.map((f) => [f, f === 'stream_options' ? { include_usage: true } : 'x'])));
+    const noisy = body(Object.fromEntries(ANTHROPIC_IGNORED_FIELDS.map((f) => [f, HARMLESS[f] ?? 'x'])));
     expect(noisy).toEqual(plain);
   });
 

@@ -1,7 +1,7 @@
 // Finish reasons, usage arithmetic and lenient parsing of non-streaming Anthropic responses.
 import { describe, expect, it } from 'vitest';
-import { fromAnthropicResponse, fromAnthropicUsage, mapAnthropicStopReason } from '../../src/providers/anthropic/index.js';
-import type { TranslateContext } from '../../src/providers/types.js';
+import { fromAnthropicResponse, fromAnthropicUsage, mapAnthropicStopReason } from './via-hub.js';
+import type { TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'claude-sonnet-4-5', created: 1767225600, fallbackId: 'chatcmpl-fallback', includeUsage: false };
 

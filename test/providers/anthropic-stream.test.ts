@@ -1,7 +1,8 @@
 // Stream translator behaviour outside the recorded fixtures: state, usage tracking, odd input.
 import { describe, expect, it } from 'vitest';
-import { createAnthropicStreamTranslator } from '../../src/providers/anthropic/index.js';
-import type { SseEvent, StreamOutput, TranslateContext } from '../../src/providers/types.js';
+import { createAnthropicStreamTranslator } from './via-hub.js';
+import type { SseEvent } from '../../src/providers/types.js';
+import type { StreamOutput, TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'claude-sonnet-4-5', created: 5, fallbackId: 'chatcmpl-fb', includeUsage: false };
 
@@ -54,9 +55,10 @@ describe('createAnthropicStreamTranslator', () => {
     expect(out[1]).toEqual({ kind: 'error', error: { error: { message: 'Anthropic reported an error mid-stream with no message.', type: 'server_error', param: null, code: null } } });
   });
 
-  it('end() emits nothing for an empty stream or after message_stop', () => {
-    expect(run([]).out).toEqual([]);
-    expect(run([ev({ type: 'ping' })]).out).toEqual([]);
+  it('end() says a stream that never started ended early, and adds nothing after message_stop', () => {
+    // The client used to get a bare [DONE] here; nothing was answered, so it is an error now.
+    expect(run([]).out).toEqual([expect.objectContaining({ kind: 'error' })]);
+    expect(run([ev({ type: 'ping' })]).out).toEqual([expect.objectContaining({ kind: 'error' })]);
     const { out } = run([start, messageDelta, stop]);
     expect(out.at(-1)).toMatchObject({ kind: 'chunk', chunk: { choices: [{ finish_reason: 'stop' }] } });
   });

@@ -3,8 +3,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SseParser } from '../../src/daemon/sse.js';
-import { gemini } from '../../src/providers/gemini/index.js';
-import type { ChatCompletionRequest, StreamOutput, TranslateContext } from '../../src/providers/types.js';
+import { gemini } from './via-hub.js';
+import type { ChatCompletionRequest } from '../../src/providers/types.js';
+import type { StreamOutput, TranslateContext } from './via-hub.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/gemini/', import.meta.url));
 

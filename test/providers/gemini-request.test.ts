@@ -1,8 +1,9 @@
 // toGeminiRequest beyond the fixtures: which fields are translated, ignored or refused, and the
 // client errors that name the exact field.
 import { describe, expect, it } from 'vitest';
-import { GEMINI_IGNORED_FIELDS, GEMINI_UNSUPPORTED_FIELDS, gemini } from '../../src/providers/gemini/index.js';
-import { TranslationError, type ChatCompletionRequest, type TranslateContext } from '../../src/providers/types.js';
+import { GEMINI_IGNORED_FIELDS, GEMINI_UNSUPPORTED_FIELDS, gemini } from './via-hub.js';
+import { TranslationError, type ChatCompletionRequest } from '../../src/providers/types.js';
+import type { TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'gemini-3.5-flash', created: 1767225600, fallbackId: 'chatcmpl-1', includeUsage: false };
 const base: ChatCompletionRequest = { model: 'gemini/gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] };
@@ -18,6 +19,13 @@ function translationError(fn: () => unknown): TranslationError {
   throw new Error('expected a TranslationError');
 }
 
+/** A valid value for each field the tests below expect to be ignored. */
+const HARMLESS: Record<string, unknown> = {
+  stream_options: { include_usage: true }, seed: 1, store: true, metadata: { a: 'b' }, service_tier: 'auto', prompt_cache_key: 'k',
+  prompt_cache_options: {}, frequency_penalty: 0.5, presence_penalty: 0.5, verbosity: 'low', prediction: { type: 'content', content: 'x' },
+  user: 'u', safety_identifier: 's', parallel_tool_calls: false,
+};
+
 describe('toGeminiRequest: path', () => {
   it('uses generateContent, or streamGenerateContent with alt=sse when streaming, and encodes the model', () => {
     expect(gemini.toRequest(base, ctx).path).toBe('/v1beta/models/gemini-3.5-flash:generateContent');
@@ -28,7 +36,7 @@ describe('toGeminiRequest: path', () => {
 
 describe('toGeminiRequest: fields', () => {
   it('ignores the harmless fields it lists', () => {
-    const extra = Object.fromEntries(GEMINI_IGNORED_FIELDS.map((f) => [f, f === 'parallel_tool_calls' ? false : f === 'metadata' ? { a: 'b' } : 'x']));
+    const extra = Object.fromEntries(GEMINI_IGNORED_FIELDS.map((f) => [f, HARMLESS[f] ?? 'x']));
     expect(body(extra)).toStrictEqual(body({}));
     expect(GEMINI_IGNORED_FIELDS).toEqual(expect.arrayContaining(['user', 'parallel_tool_calls']));
   });
@@ -88,7 +96,7 @@ describe('toGeminiRequest: tools and tool_choice', () => {
 
   it('refuses non-function tools and names Gemini cannot take', () => {
     expect(translationError(() => body({ tools: [{ type: 'custom', function: { name: 'x' } } as never] })).param).toBe('tools[0].type');
-    expect(translationError(() => body({ tools: [{ type: 'function', function: { name: '1st_tool' } }] })).param).toBe('tools[0].function.name');
+    expect(translationError(() => body({ tools: [{ type: 'function', function: { name: '1st_tool' } }] })).param).toBe('tools[0]');
   });
 });
 
@@ -153,6 +161,6 @@ describe('toGeminiRequest: messages', () => {
       { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
       { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
     ] }]);
-    expect(translationError(() => body({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] })).param).toBe('messages[0].content[0].file.file_data');
+    expect(translationError(() => body({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }] })).param).toBe('messages[0].content[0].file.file_id');
   });
 });

@@ -1,7 +1,7 @@
 // Finish reasons, usage math, errors and the stream translator's edge cases.
 import { describe, expect, it } from 'vitest';
-import { fromGeminiError, fromGeminiUsage, gemini, mapGeminiFinishReason } from '../../src/providers/gemini/index.js';
-import type { StreamOutput, TranslateContext } from '../../src/providers/types.js';
+import { fromGeminiError, fromGeminiUsage, gemini, mapGeminiFinishReason } from './via-hub.js';
+import type { StreamOutput, TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'gemini-3.5-flash', created: 1767225600, fallbackId: 'chatcmpl-1', includeUsage: true };
 const event = (value: unknown): { data: string } => ({ data: JSON.stringify(value) });
@@ -70,10 +70,10 @@ describe('fromGeminiError', () => {
   it.each([
     [400, 'INVALID_ARGUMENT', 400, 'invalid_request_error', null],
     [402, 'RESOURCE_EXHAUSTED', 429, 'insufficient_quota', 'insufficient_quota'],
-    [404, 'NOT_FOUND', 404, 'invalid_request_error', null],
+    [404, 'NOT_FOUND', 404, 'invalid_request_error', 'model_not_found'], // the only call is generateContent: a 404 is the model
     [429, 'RESOURCE_EXHAUSTED', 429, 'rate_limit_exceeded', 'rate_limit_exceeded'],
     [500, 'INTERNAL', 500, 'server_error', null],
-    [503, 'UNAVAILABLE', 503, 'server_error', null],
+    [503, 'UNAVAILABLE', 503, 'server_error', 'overloaded'], // as Anthropic's overload reads
     [504, 'DEADLINE_EXCEEDED', 504, 'server_error', 'timeout'],
     [502, 'UNKNOWN', 502, 'server_error', null],
   ] as const)('%i %s → %i %s', (status, grpc, outStatus, type, code) => {

@@ -1,6 +1,6 @@
 // One test per JSON Schema → Gemini Schema rule (provider-reference.md §3.8).
 import { describe, expect, it } from 'vitest';
-import { toGeminiParameters, toGeminiSchema } from '../../src/providers/gemini/schema.js';
+import { toGeminiParameters, toGeminiSchema } from '../../src/providers/protocols/gemini/schema.js';
 import { TranslationError } from '../../src/providers/types.js';
 
 const convert = (schema: unknown): unknown => toGeminiSchema(schema, 'tools[0].function.parameters');

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeGeminiToolCallId, encodeGeminiToolCallId } from '../../src/providers/gemini/tool-call-id.js';
-import { gemini } from '../../src/providers/gemini/index.js';
-import type { ChatCompletionRequest, TranslateContext } from '../../src/providers/types.js';
+import { decodeGeminiToolCallId, encodeGeminiToolCallId } from '../../src/providers/protocols/gemini/tool-call-id.js';
+import { gemini } from './via-hub.js';
+import type { ChatCompletionRequest } from '../../src/providers/types.js';
+import type { TranslateContext } from './via-hub.js';
 
 const ctx: TranslateContext = { model: 'gemini-3.7-flash', created: 1767225600, fallbackId: 'chatcmpl-abc123', includeUsage: false };
 // A real-looking Gemini 3 thought signature: ~300 characters of canonical base64.

@@ -1,11 +1,34 @@
 // Anthropic usage → IR usage (provider-reference.md §4.7). Anthropic's `input_tokens` leaves out
 // cached and cache-written tokens; the IR counts the whole prompt, so they are added back.
-// Counts are merged as the stream goes (message_delta may carry null input counts, which must not
-// erase message_start's): see anthropic/usage.ts for the merge.
 import type { Usage } from '../../ir/types.js';
-import type { AnthropicTokenCounts } from '../../anthropic/usage.js';
+import { asNumber, asRecord } from '../../shared/lenient-json.js';
 
-export { mergeAnthropicUsage, ZERO_TOKEN_COUNTS, type AnthropicTokenCounts } from '../../anthropic/usage.js';
+/** The token counts we track, as Anthropic names them; every field defaults to 0. */
+export interface AnthropicTokenCounts {
+  input: number;
+  cacheCreation: number;
+  cacheRead: number;
+  output: number;
+  thinking: number;
+}
+
+export const ZERO_TOKEN_COUNTS: AnthropicTokenCounts = { input: 0, cacheCreation: 0, cacheRead: 0, output: 0, thinking: 0 };
+
+/**
+ * Overlays the counts present in an Anthropic `usage` object onto `base`. Fields that are absent
+ * or `null` keep the base value: `message_delta` usage is cumulative but may carry `null` input
+ * and cache counts, which must not erase the ones from `message_start`.
+ */
+export function mergeAnthropicUsage(base: AnthropicTokenCounts, usage: unknown): AnthropicTokenCounts {
+  const u = asRecord(usage);
+  return {
+    input: asNumber(u.input_tokens) ?? base.input,
+    cacheCreation: asNumber(u.cache_creation_input_tokens) ?? base.cacheCreation,
+    cacheRead: asNumber(u.cache_read_input_tokens) ?? base.cacheRead,
+    output: asNumber(u.output_tokens) ?? base.output,
+    thinking: asNumber(asRecord(u.output_tokens_details).thinking_tokens) ?? base.thinking,
+  };
+}
 
 export function toIrUsage(c: AnthropicTokenCounts): Usage {
   return {

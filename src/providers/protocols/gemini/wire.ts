@@ -1,6 +1,6 @@
 // The Gemini `generateContent` request shapes the provider side sends (provider-reference.md §3.2).
 // Answers are read leniently with the shared helpers instead, so they have no types here.
-import type { GeminiSchema } from '../../gemini/schema.js';
+import type { GeminiSchema } from './schema.js';
 
 export interface GeminiFunctionCall { id?: string; name: string; args: Record<string, unknown> }
 export interface GeminiFunctionResponse { id?: string; name: string; response: { output: unknown } }

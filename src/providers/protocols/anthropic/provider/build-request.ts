@@ -4,9 +4,9 @@
 import type { Target } from '../../../ir/protocol.js';
 import type { Effort, ReasoningSettings, Request } from '../../../ir/types.js';
 import { TranslationError, type UpstreamCall } from '../../../types.js';
-import { ANTHROPIC_VERSION, JSON_OBJECT_INSTRUCTION } from '../../../anthropic/request.js';
-import { defaultMaxTokens } from '../../../anthropic/max-tokens.js';
-import { fixedSampling } from '../../../anthropic/sampling.js';
+import { ANTHROPIC_VERSION, JSON_OBJECT_INSTRUCTION } from '../constants.js';
+import { defaultMaxTokens } from '../max-tokens.js';
+import { fixedSampling } from '../sampling.js';
 import { textBlocks, type Block } from './build-content.js';
 import { toAnthropicMessages } from './build-messages.js';
 import { toAnthropicTools } from './build-tools.js';

@@ -4,7 +4,7 @@
 // counterpart and are dropped: every Chat client already reads tool_calls as an array.
 import type { Request } from '../../../ir/types.js';
 import { TranslationError } from '../../../types.js';
-import { toGeminiParameters } from '../../../gemini/schema.js';
+import { toGeminiParameters } from '../schema.js';
 import type { GeminiFunctionDeclaration, GeminiRequestBody, GeminiToolConfig } from '../wire.js';
 
 /** Gemini: "Must start with a letter or an underscore… a-z, A-Z, 0-9, underscores, dots, colons and dashes, max 128". */

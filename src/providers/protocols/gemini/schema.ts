@@ -10,8 +10,8 @@
 // type" for other formats, "enum only allowed for STRING type", "items: missing field").
 // The conversion loosens what it cannot express (additionalProperties, oneOf exactness, numeric
 // enums go to the description); the client still validates the arguments it receives.
-import { TranslationError } from '../types.js';
-import { isRecord, type JsonRecord } from '../shared/lenient-json.js';
+import { TranslationError } from '../../types.js';
+import { isRecord, type JsonRecord } from '../../shared/lenient-json.js';
 import { convertKeywords, inferType, type GeminiSchema } from './schema-keywords.js';
 
 export type { GeminiSchema, GeminiType } from './schema-keywords.js';

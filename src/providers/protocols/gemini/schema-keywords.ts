@@ -1,7 +1,7 @@
 // One level of a JSON Schema → the Gemini `Schema` keywords for it (provider-reference.md §3.8).
 // schema.ts resolves the structure first ($ref, allOf, anyOf/oneOf, type arrays); this file maps
 // what is left, keeping only `Schema` fields and only the keywords that belong to the node's type.
-import { isRecord, type JsonRecord } from '../shared/lenient-json.js';
+import { isRecord, type JsonRecord } from '../../shared/lenient-json.js';
 
 export type GeminiType = 'STRING' | 'NUMBER' | 'INTEGER' | 'BOOLEAN' | 'ARRAY' | 'OBJECT' | 'NULL';
 
