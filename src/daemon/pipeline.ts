@@ -13,6 +13,8 @@ import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
 import { TranslationError } from '../providers/types.js';
+import { validateChatRequest } from '../providers/validate.js';
+import { chatSameProtocol } from './chat-same-protocol.js';
 import { checkModelAllowed, extractKey } from './auth.js';
 import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
@@ -38,7 +40,21 @@ export interface Door {
   readonly client: () => Promise<ClientProtocol>;
   /** An id for an answer whose provider gave none in this protocol's form. */
   readonly newId: () => string;
+  /** Strict checks of the body before routing (TranslationError naming the field). */
+  readonly validate?: (body: Record<string, unknown>) => void;
+  /** Reads what the client asked of the stream's end (OpenAI Chat's stream_options.include_usage). */
+  readonly includeUsage?: (body: Record<string, unknown>) => boolean;
+  /**
+   * The door's own same-protocol path, when the plain fast path would lose something (Chat asks a
+   * stream's usage of the provider for accounting, then hides it from a client that did not).
+   */
+  readonly sameProtocol?: SameProtocol;
 }
+
+export type SameProtocol = (
+  ctx: DaemonContext, provider: string, providerKey: string, res: ServerResponse, body: Record<string, unknown>,
+  model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+) => Promise<void>;
 
 export const MESSAGES_DOOR: Door = {
   mode: 'messages',
@@ -56,6 +72,9 @@ export const CHAT_DOOR: Door = {
   keyPlacements: ['bearer'],
   client: async () => (await import('../providers/protocols/openai-chat/client/index.js')).openaiChatClient,
   newId: () => `chatcmpl-${randomBytes(12).toString('hex')}`,
+  validate: (body) => { validateChatRequest(body); },
+  includeUsage: (body) => body.stream === true && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
+  sameProtocol: chatSameProtocol,
 };
 
 /** The provider side of each protocol the hub can call through the IR (loaded on first use). */
@@ -98,9 +117,12 @@ async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query
   } catch (e) {
     throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
   }
-  if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
   let route;
-  try { route = resolveModel(body.model, ctx.settings.aliases); } catch (e) { throw asGatewayError(e); }
+  try {
+    door.validate?.(body);
+    if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
+    route = resolveModel(body.model, ctx.settings.aliases);
+  } catch (e) { throw asGatewayError(e); }
   facts.provider = route.provider;
   facts.model = route.model;
   checkModelAllowed(record, body.model);
@@ -119,10 +141,11 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
   const capture = ctx.bodyLog?.begin(tracker, raw);
 
   if (p.protocol === door.protocol) {
-    await fastPath(ctx, door, p, providerKey, req, res, query, body, door.path, model, tracker, capture);
+    if (door.sameProtocol) await door.sameProtocol(ctx, p.id, providerKey, res, body, model, tracker, capture);
+    else await fastPath(ctx, door, p, providerKey, req, res, query, body, door.path, model, tracker, capture);
     return;
   }
-  await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture);
+  await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture, { includeUsage: door.includeUsage?.(body) === true });
 }
 
 /**

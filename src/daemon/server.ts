@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { BUILTIN_PROVIDERS, findProvider, type ProviderDescriptor } from '../providers/registry.js';
-import { handleCountTokens, handleDoor, MESSAGES_DOOR } from './pipeline.js';
+import { CHAT_DOOR, handleCountTokens, handleDoor, MESSAGES_DOOR } from './pipeline.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
@@ -20,7 +20,6 @@ import { SESSION_LEASE_MS } from './session-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
 import { handleModel, handleModels, MODEL_PATH, modelsShape } from './models-list.js';
-import { handleUnified } from './unified.js';
 import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
 
@@ -142,7 +141,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (path === '/v1/chat/completions') {
       seen.facts = newRequestFacts('unified', null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', 'use POST for /v1/chat/completions');
-      await handleUnified(ctx, req, res, seen.facts);
+      await handleDoor(ctx, CHAT_DOOR, req, res, query, seen.facts);
       return;
     }
     if (path === '/v1/models') {
