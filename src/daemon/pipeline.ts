@@ -84,8 +84,24 @@ const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>
   gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
 };
 
+// Modules once loaded are kept, so a request after the first waits on nothing to get them.
+const loadedProviders = new Map<ProtocolId, ProviderProtocol>();
+const loadedClients = new Map<Door, ClientProtocol>();
+
 function providerSide(protocol: ProtocolId): (() => Promise<ProviderProtocol>) | undefined {
-  return PROVIDER_SIDES[protocol];
+  const load = PROVIDER_SIDES[protocol];
+  if (!load) return undefined;
+  return async () => {
+    let m = loadedProviders.get(protocol);
+    if (!m) { m = await load(); loadedProviders.set(protocol, m); }
+    return m;
+  };
+}
+
+async function clientOf(door: Door): Promise<ClientProtocol> {
+  let m = loadedClients.get(door);
+  if (!m) { m = await door.client(); loadedClients.set(door, m); }
+  return m;
 }
 
 function asGatewayError(err: unknown): unknown {
@@ -119,7 +135,6 @@ async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query
   }
   let route;
   try {
-    door.validate?.(body);
     if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
     route = resolveModel(body.model, ctx.settings.aliases);
   } catch (e) { throw asGatewayError(e); }
@@ -141,8 +156,10 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
   const capture = ctx.bodyLog?.begin(tracker, raw);
 
   if (p.protocol === door.protocol) {
+    // The door's own parser validates on the translated path; here nothing else reads the body.
+    try { door.validate?.(body); } catch (e) { const ge = asGatewayError(e) as GatewayError; tracker.fail(ge.status, ge.code, ge.message); throw ge; }
     if (door.sameProtocol) await door.sameProtocol(ctx, p.id, providerKey, res, body, model, tracker, capture);
-    else await fastPath(ctx, door, p, providerKey, req, res, query, body, door.path, model, tracker, capture);
+    else await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture);
     return;
   }
   await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture, { includeUsage: door.includeUsage?.(body) === true });
@@ -163,12 +180,12 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
   if (p.protocol === door.protocol) {
-    await fastPath(ctx, door, p, providerKey, req, res, query, body, path, model, tracker, capture);
+    await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, path, model, tracker, capture);
     return;
   }
   const target: Target = { provider: p.id, displayName: p.displayName, model };
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
-  const client = await door.client();
+  const client = loadedClients.get(door) ?? await clientOf(door);
   let ir;
   // A count request has no max_tokens; the door's parser wants one, and it changes no count.
   try { ir = client.parseRequest({ max_tokens: 1, ...body, stream: false }, target); } catch (e) { return fail(asGatewayError(e) as GatewayError); }
@@ -208,9 +225,9 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
  */
 async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
-  query: string, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+  query: string, raw: Buffer, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
 ): Promise<void> {
-  const out = Buffer.from(JSON.stringify({ ...body, model }), 'utf8');
+  const out = withModel(raw, body, model);
   const headers = forwardRequestHeaders(req.headers);
   headers['content-length'] = String(out.length);
   delete headers['transfer-encoding'];
@@ -220,6 +237,34 @@ async function fastPath(
   const q = upstreamQuery(query);
   const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
   await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
+}
+
+/**
+ * The client's bytes with only the model changed: untouched when the name needs no change (a bare
+ * `claude-…`), else the one `"model": "<name>"` spliced; re-serialised only when the name appears
+ * as a `model` value more than once (a nested object could carry the same key and value).
+ */
+export function withModel(raw: Buffer, body: Record<string, unknown>, model: string): Buffer {
+  if (body.model === model) return raw;
+  const value = Buffer.from(JSON.stringify(body.model), 'utf8');
+  const at = findModelValue(raw, value, 0);
+  if (at === -1 || findModelValue(raw, value, at + value.length) !== -1) return Buffer.from(JSON.stringify({ ...body, model }), 'utf8');
+  return Buffer.concat([raw.subarray(0, at), Buffer.from(JSON.stringify(model), 'utf8'), raw.subarray(at + value.length)]);
+}
+
+const MODEL_KEY = Buffer.from('"model"');
+
+/** Where `value` starts as the value of a `"model"` key (whitespace allowed around the colon), from `from`. */
+function findModelValue(raw: Buffer, value: Buffer, from: number): number {
+  for (let k = raw.indexOf(MODEL_KEY, from); k !== -1; k = raw.indexOf(MODEL_KEY, k + 1)) {
+    let i = k + MODEL_KEY.length;
+    while (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d) i++;
+    if (raw[i] !== 0x3a) continue; // ':'
+    i++;
+    while (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d) i++;
+    if (raw.subarray(i, i + value.length).equals(value)) return i;
+  }
+  return -1;
 }
 
 /**
@@ -236,7 +281,8 @@ export async function translateThrough(
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
   const loadProvider = providerSide(p.protocol);
   if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
-  const [client, upstream] = await Promise.all([door.client(), loadProvider!()]);
+  const client = loadedClients.get(door) ?? await clientOf(door);
+  const upstream = loadedProviders.get(p.protocol) ?? await loadProvider!();
   let call;
   try {
     call = upstream.buildRequest(client.parseRequest(body, target), target);

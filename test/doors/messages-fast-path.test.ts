@@ -52,6 +52,17 @@ describe('Messages door → Anthropic (fast path)', () => {
     expect(up.headers['x-api-key']).toBe(gw.mocks.anthropic.key);
   });
 
+  it('sends the client\'s own bytes, only the model\'s value changed (key order, spacing and unicode escapes kept)', async () => {
+    const raw = '{ "max_tokens" : 16,\n  "model" :  "anthropic/claude-opus-5", "metadata": {"model": "not-this-one"},\n  "messages": [{"role": "user", "content": "caf\\u00e9 \\"model\\": \\"x\\""}] }';
+    const r = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': gw.key, 'content-type': 'application/json' }, body: raw });
+    expect(r.status).toBe(200);
+    expect(lastUpstream().body.toString()).toBe(raw.replace('"anthropic/claude-opus-5"', '"claude-opus-5"'));
+    // A bare Claude name needs no change at all: the very bytes go.
+    const bare = raw.replace('anthropic/claude-opus-5', 'claude-opus-5');
+    await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': gw.key }, body: bare });
+    expect(lastUpstream().body.toString()).toBe(bare);
+  });
+
   it('streams the provider\'s own events, byte for byte', async () => {
     const stream = client.messages.stream({ model: 'claude-opus-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
     const final = await stream.finalMessage();
