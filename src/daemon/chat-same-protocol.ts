@@ -10,8 +10,8 @@ import type { BodyCapture } from './body-log.js';
 import { GatewayError } from './errors.js';
 import type { SameProtocol } from './pipeline.js';
 import { gatewayCallHeaders } from './upstream.js';
-import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
-import { createOpenAIRelay, createRelaySink, usageToTokens } from './unified-stream.js';
+import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
+import { createOpenAIRelay, createRelaySink, usageToTokens } from './stream-relay.js';
 
 function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}, capture?: BodyCapture): number {
   const text = JSON.stringify(body);

@@ -1,14 +1,14 @@
 // A translated stream through the hub: provider SSE bytes → the one SSE parser → the provider
 // protocol's stream reader (IR events) → the door protocol's renderer (the client's frames). One
 // synchronous pass per upstream network chunk, so the relay sink can write each chunk's text the
-// moment it arrives (unified-stream.ts's createRelaySink does the writing and the accounting).
+// moment it arrives (stream-relay.ts's createRelaySink does the writing and the accounting).
 import type { StreamReader, StreamRenderer } from '../providers/ir/protocol.js';
 import type { ErrorKind, StreamEvent, Usage } from '../providers/ir/types.js';
 import type { SseEvent } from '../providers/types.js';
 import type { GatewayError } from './errors.js';
 import type { TokenUsage } from './events.js';
 import { SseParser } from './sse.js';
-import type { StreamRelay } from './unified-stream.js';
+import type { StreamRelay } from './stream-relay.js';
 
 /** IR usage → the tracker's token counts. */
 export function irUsageToTokens(u: Usage | undefined): TokenUsage {

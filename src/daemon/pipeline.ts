@@ -24,8 +24,8 @@ import { forwardRequestHeaders, readBody, upstreamQuery } from './http-util.js';
 import { createIrRelay, irUsageToTokens } from './ir-relay.js';
 import { relayAsIs } from './passthrough.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { callUpstream, type CallOutcome, type OpenStream } from './unified-call.js';
-import { createRelaySink } from './unified-stream.js';
+import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
+import { createRelaySink } from './stream-relay.js';
 import { addProtocolHeaders, gatewayCallHeaders, setProviderAuth } from './upstream.js';
 
 /** A door at the root: the protocol its clients speak, where they put the key, how ids look. */

@@ -1,6 +1,7 @@
-// The streaming half of POST /v1/chat/completions: upstream SSE bytes → the client's
-// `chat.completion.chunk` frames, translated and written chunk by chunk as they arrive, with the
-// request's accounting at the end. Every microsecond per chunk shows in the client's latency.
+// The streaming half of a door's request: upstream SSE bytes → the client's frames (through the
+// hub, ir-relay.ts; or OpenAI's own chunks, filtered, on the Chat door's same-protocol path), written
+// chunk by chunk as they arrive, with the request's accounting at the end. Every microsecond per
+// chunk shows in the client's latency.
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { OpenAIStreamFilter } from '../providers/openai/stream.js';
@@ -11,7 +12,7 @@ import type { TokenUsage } from './events.js';
 import { write } from './http-util.js';
 import { SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
-import type { BodySink } from './unified-call.js';
+import type { BodySink } from './upstream-call.js';
 import { GatewayError } from './errors.js';
 
 /** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too). */
@@ -97,7 +98,7 @@ export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
 const DUMP_LIMIT = 64 * 1024;
 
 /**
- * Relays an upstream SSE response to the client from undici's callbacks (unified-call.ts): one
+ * Relays an upstream SSE response to the client from undici's callbacks (upstream-call.ts): one
  * write per upstream network chunk, made as the chunk arrives and sent at once (write with `now`,
  * see http-util's writeNow), so nothing (no await, no microtask hop, no accounting) sits between
  * the bytes arriving and their write to the client's socket. While that socket is full, upstream
