@@ -13,6 +13,7 @@ import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
 import { TranslationError } from '../providers/types.js';
+import { FOREIGN_STATE_MARK, withoutForeignThinking } from '../providers/protocols/anthropic/client/provider-state.js';
 import { validateChatRequest } from '../providers/validate.js';
 import { chatSameProtocol } from './chat-same-protocol.js';
 import { checkModelAllowed, extractKey } from './auth.js';
@@ -40,6 +41,12 @@ export interface Door {
   readonly client: () => Promise<ClientProtocol>;
   /** An id for an answer whose provider gave none in this protocol's form. */
   readonly newId: () => string;
+  /**
+   * On the fast path: the body without opaque state another provider minted (a conversation that
+   * moved to this door's own provider), or undefined when there is none (the common case, checked
+   * on the raw bytes first).
+   */
+  readonly withoutForeignState?: (raw: Buffer, body: Record<string, unknown>) => Record<string, unknown> | undefined;
   /** Strict checks of the body before routing (TranslationError naming the field). */
   readonly validate?: (body: Record<string, unknown>) => void;
   /** Reads what the client asked of the stream's end (OpenAI Chat's stream_options.include_usage). */
@@ -63,6 +70,7 @@ export const MESSAGES_DOOR: Door = {
   keyPlacements: ['bearer', 'x-api-key'],
   client: async () => (await import('../providers/protocols/anthropic/client/index.js')).anthropicClient,
   newId: () => `msg_${randomBytes(12).toString('hex')}`,
+  withoutForeignState: (raw, body) => (raw.includes(FOREIGN_STATE_MARK) ? withoutForeignThinking(body) : undefined),
 };
 
 export const CHAT_DOOR: Door = {
@@ -227,7 +235,8 @@ async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
   query: string, raw: Buffer, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
 ): Promise<void> {
-  const out = withModel(raw, body, model);
+  const cleaned = door.withoutForeignState?.(raw, body);
+  const out = cleaned ? Buffer.from(JSON.stringify({ ...cleaned, model }), 'utf8') : withModel(raw, body, model);
   const headers = forwardRequestHeaders(req.headers);
   headers['content-length'] = String(out.length);
   delete headers['transfer-encoding'];

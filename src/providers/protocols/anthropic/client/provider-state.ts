@@ -6,6 +6,31 @@ import type { ProviderState } from '../../../ir/types.js';
 
 const PREFIX = 'gw1.';
 
+/** What a body carrying such a signature contains, to find one without parsing. */
+export const FOREIGN_STATE_MARK = Buffer.from(`"${PREFIX}`);
+
+/**
+ * The request without the thinking blocks that carry a foreign provider's state: when a
+ * conversation moves to Anthropic itself, that state means nothing there (Anthropic would refuse a
+ * signature it did not mint), so it is dropped, on purpose. Undefined when there were none.
+ */
+export function withoutForeignThinking(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (!Array.isArray(body.messages)) return undefined;
+  let dropped = false;
+  const messages = body.messages.map((m: unknown) => {
+    const content = (m as { content?: unknown }).content;
+    if (!Array.isArray(content)) return m;
+    const kept = content.filter((b: unknown) => {
+      const sig = (b as { type?: unknown; signature?: unknown }).signature;
+      const foreign = (b as { type?: unknown }).type === 'thinking' && typeof sig === 'string' && sig.startsWith(PREFIX);
+      if (foreign) dropped = true;
+      return !foreign;
+    });
+    return kept.length === content.length ? m : { ...(m as object), content: kept };
+  });
+  return dropped ? { ...body, messages } : undefined;
+}
+
 /** A thinking-block signature carrying `state` (and the tool call it belongs to). */
 export function encodeStateSignature(state: ProviderState, callId?: string): string {
   const json = JSON.stringify(callId === undefined ? { p: state.provider, d: state.data } : { p: state.provider, d: state.data, c: callId });
