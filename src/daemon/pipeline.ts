@@ -63,13 +63,19 @@ export type SameProtocol = (
   model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
 ) => Promise<void>;
 
+// Ids for answers whose provider gave none: unique per daemon run (a random prefix, then a count),
+// without asking the OS for randomness on every request.
+const ID_PREFIX = randomBytes(9).toString('hex');
+let idCount = 0;
+const newIdSuffix = (): string => `${ID_PREFIX}${(++idCount).toString(16).padStart(6, '0')}`;
+
 export const MESSAGES_DOOR: Door = {
   mode: 'messages',
   protocol: 'anthropic',
   path: '/v1/messages',
   keyPlacements: ['bearer', 'x-api-key'],
   client: async () => (await import('../providers/protocols/anthropic/client/index.js')).anthropicClient,
-  newId: () => `msg_${randomBytes(12).toString('hex')}`,
+  newId: () => `msg_${newIdSuffix()}`,
   withoutForeignState: (raw, body) => (raw.includes(FOREIGN_STATE_MARK) ? withoutForeignThinking(body) : undefined),
 };
 
@@ -79,7 +85,7 @@ export const CHAT_DOOR: Door = {
   path: '/v1/chat/completions',
   keyPlacements: ['bearer'],
   client: async () => (await import('../providers/protocols/openai-chat/client/index.js')).openaiChatClient,
-  newId: () => `chatcmpl-${randomBytes(12).toString('hex')}`,
+  newId: () => `chatcmpl-${newIdSuffix()}`,
   validate: (body) => { validateChatRequest(body); },
   includeUsage: (body) => body.stream === true && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
   sameProtocol: chatSameProtocol,
