@@ -3,6 +3,7 @@ import type { KeyIndex } from './auth.js';
 import type { BodyLog } from './body-log.js';
 import type { EventBus } from './events.js';
 import type { ProviderKeys } from './provider-keys.js';
+import type { ResponseStore } from './responses/store.js';
 import type { Stats } from './tracker.js';
 import type { Upstreams } from './upstream.js';
 
@@ -10,6 +11,8 @@ export interface DaemonSettings {
   bodyLimitBytes: number;
   /** alias → `provider/model` (from config.json). */
   aliases: Record<string, string>;
+  /** The `responses` section of config.json (retention, size cap), read by responses/store.ts. */
+  responses?: unknown;
 }
 
 export interface DaemonContext {
@@ -19,8 +22,12 @@ export interface DaemonContext {
   bus: EventBus;
   stats: Stats;
   settings: DaemonSettings;
+  /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
+  responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */
   bodyLog?: BodyLog;
   /** Unix seconds; injectable so tests can pin `created`. */
   now: () => number;
+  /** Milliseconds since the epoch, what expiry is judged by (keys, stored responses); injectable. */
+  clock: () => number;
 }

@@ -16,6 +16,10 @@ export const ERROR_CODES = {
   model_not_allowed: { status: 403, openai: 'permission_error', anthropic: 'permission_error', google: 'PERMISSION_DENIED' },
   // GET /v1/models/{id} for an id no alias or provider list knows: OpenAI's 404 `model_not_found`.
   unknown_model: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: 'model_not_found' },
+  // A previous_response_id the gateway's store does not hold (OpenAI answers the same).
+  previous_response_not_found: { status: 400, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
+  // GET/DELETE /v1/responses/{id} for an id this key cannot see: OpenAI's 404, whose code is null.
+  response_not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: null },
   not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND' },
   method_not_allowed: { status: 405, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
   request_too_large: { status: 413, openai: 'invalid_request_error', anthropic: 'request_too_large', google: 'INVALID_ARGUMENT' },

@@ -4,7 +4,7 @@
 import type { ProviderId } from '../providers/types.js';
 
 /** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages door. */
-export type RequestMode = 'unified' | 'native' | 'messages';
+export type RequestMode = 'unified' | 'native' | 'messages' | 'responses';
 
 export interface TokenUsage {
   inputTokens?: number;

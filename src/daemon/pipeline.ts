@@ -11,7 +11,7 @@ import type { ProviderError } from '../providers/ir/types.js';
 import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { provider as descriptor, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
+import { provider as descriptor, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
 import { TranslationError } from '../providers/types.js';
 import { FOREIGN_STATE_MARK, withoutForeignThinking } from '../providers/protocols/anthropic/client/provider-state.js';
 import { validateChatRequest } from '../providers/validate.js';
@@ -67,7 +67,7 @@ export type SameProtocol = (
 // without asking the OS for randomness on every request.
 const ID_PREFIX = randomBytes(9).toString('hex');
 let idCount = 0;
-const newIdSuffix = (): string => `${ID_PREFIX}${(++idCount).toString(16).padStart(6, '0')}`;
+export const newIdSuffix = (): string => `${ID_PREFIX}${(++idCount).toString(16).padStart(6, '0')}`;
 
 export const MESSAGES_DOOR: Door = {
   mode: 'messages',
@@ -96,6 +96,7 @@ const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>
   anthropic: async () => (await import('../providers/protocols/anthropic/provider/index.js')).anthropicProvider,
   'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
   gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
+  // 'openai-responses': the provider side lands with hub part 2's upstream module.
 };
 
 // Modules once loaded are kept, so a request after the first waits on nothing to get them.
@@ -134,7 +135,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extra: Rec
 }
 
 /** Reads, authenticates and routes a door's request: what every handler here starts with. */
-async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts) {
+export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts) {
   const shape = PROTOCOL_FACTS[door.protocol].errorShape;
   const record = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, door.keyPlacements), shape);
   facts.key = { id: record.id, name: record.name };
@@ -169,14 +170,15 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
 
-  if (p.protocol === door.protocol) {
+  const protocol = upstreamProtocol(p, model, door.protocol);
+  if (protocol === door.protocol) {
     // The door's own parser validates on the translated path; here nothing else reads the body.
     try { door.validate?.(body); } catch (e) { const ge = asGatewayError(e) as GatewayError; tracker.fail(ge.status, ge.code, ge.message); throw ge; }
     if (door.sameProtocol) await door.sameProtocol(ctx, p.id, providerKey, res, body, model, tracker, capture);
     else await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture);
     return;
   }
-  await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture, { includeUsage: door.includeUsage?.(body) === true });
+  await translateThrough(ctx, door, p, providerKey, res, body, model, tracker, capture, { protocol, includeUsage: door.includeUsage?.(body) === true });
 }
 
 /**
@@ -237,7 +239,7 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
  * provider's own path; its headers (anthropic-beta and the rest) go too, less credentials and
  * hop-by-hop ones; the answer comes back byte for byte.
  */
-async function fastPath(
+export async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
   query: string, raw: Buffer, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
 ): Promise<void> {
@@ -282,22 +284,33 @@ function findModelValue(raw: Buffer, value: Buffer, from: number): number {
   return -1;
 }
 
+export interface TranslateOptions {
+  /** The protocol to call the provider in (its main one unless the model or door says otherwise). */
+  protocol?: ProtocolId;
+  /** The client asked for usage in its stream (OpenAI Chat's stream_options). */
+  includeUsage?: boolean;
+  /** Request fields the door's answers repeat (RenderContext.echo). */
+  echo?: Record<string, unknown>;
+  /** The whole rendered answer, once, for a door that keeps answers (RenderContext.onFinal). */
+  onFinal?: (answer: Record<string, unknown>) => void;
+}
+
 /**
  * Through the IR: the door's module parses, the provider's builds the call; its answer, stream or
- * error comes back through the provider's reader and the door's renderer. `includeUsage`: the
- * client asked for usage in its stream (OpenAI Chat's stream_options).
+ * error comes back through the provider's reader and the door's renderer.
  */
 export async function translateThrough(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, res: ServerResponse,
   body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
-  opts: { includeUsage?: boolean } = {},
+  opts: TranslateOptions = {},
 ): Promise<void> {
-  const target: Target = { provider: p.id, displayName: p.displayName, model, protocol: p.protocol };
+  const protocol = opts.protocol ?? p.protocol;
+  const target: Target = { provider: p.id, displayName: p.displayName, model, protocol };
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
-  const loadProvider = providerSide(p.protocol);
+  const loadProvider = providerSide(protocol);
   if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
   const client = loadedClients.get(door) ?? await clientOf(door);
-  const upstream = loadedProviders.get(p.protocol) ?? await loadProvider!();
+  const upstream = loadedProviders.get(protocol) ?? await loadProvider!();
   let call;
   try {
     call = upstream.buildRequest(client.parseRequest(body, target), target);
@@ -306,6 +319,8 @@ export async function translateThrough(
   // A model of another provider than the door's is shown as `provider/<its id>` (the door's own
   // provider never gets here: its requests take the fast path).
   const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: opts.includeUsage === true };
+  if (opts.echo) rctx.echo = opts.echo;
+  if (opts.onFinal) rctx.onFinal = opts.onFinal;
 
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
@@ -340,6 +355,8 @@ export async function translateThrough(
     return fail(new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`));
   }
   const answer = upstream.readResponse(json, target);
-  tracker.wrote(sendJson(res, 200, client.renderResponse(answer, answer.model ? { ...rctx, model: `${rctx.modelPrefix}${answer.model}` } : rctx), {}, capture));
+  const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${rctx.modelPrefix}${answer.model}` } : rctx);
+  opts.onFinal?.(rendered as Record<string, unknown>);
+  tracker.wrote(sendJson(res, 200, rendered, {}, capture));
   tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
 }

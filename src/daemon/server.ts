@@ -20,6 +20,8 @@ import { SESSION_LEASE_MS } from './session-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
 import { handleModel, handleModels, MODEL_PATH, modelsShape } from './models-list.js';
+import { handleResponses, handleStoredResponse, RESPONSES_DOOR } from './responses/door.js';
+import { parseResponsesSettings, ResponseStore } from './responses/store.js';
 import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
 
@@ -87,8 +89,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const providerKeys = new ProviderKeys(opts.secrets);
   await providerKeys.reload();
   const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
+  const clock = opts.clock ?? Date.now;
+  const responsesConfig = parseResponsesSettings(settings.responses);
+  for (const w of responsesConfig.warnings) log(w);
   const ctx: DaemonContext = {
-    keys, providerKeys, settings,
+    keys, providerKeys, settings, clock,
+    responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
     upstreams: new Upstreams({ ...defaultOrigins(), ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
     bus: new EventBus(),
     stats: new Stats(),
@@ -101,6 +107,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await keys.reload();
     await providerKeys.reload();
     if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
+    ctx.responses.setSettings(parseResponsesSettings(settings.responses).settings);
   };
   const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url, sessionLeaseMs: opts.sessionLeaseMs ?? SESSION_LEASE_MS };
 
@@ -144,6 +151,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleDoor(ctx, CHAT_DOOR, req, res, query, seen.facts);
       return;
     }
+    if (path === RESPONSES_DOOR.path) {
+      seen.facts = newRequestFacts(RESPONSES_DOOR.mode, null);
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${RESPONSES_DOOR.path}`);
+      await handleResponses(ctx, req, res, query, seen.facts);
+      return;
+    }
+    if (path.startsWith(`${RESPONSES_DOOR.path}/`)) {
+      await handleStoredResponse(ctx, req, res, path.slice(RESPONSES_DOOR.path.length + 1), query);
+      return;
+    }
     if (path === '/v1/models') {
       if (req.method !== 'GET') throw new GatewayError('method_not_allowed', 'use GET for /v1/models');
       await handleModels(ctx, req, res);
@@ -154,7 +171,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleModel(ctx, req, res, modelId);
       return;
     }
-    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/models, /v1/models/{model}, and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
@@ -198,6 +215,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       server.closeAllConnections();
       await closed;
       keys.close();
+      await ctx.responses.close();
       await ctx.upstreams.close();
     },
   };

@@ -15,6 +15,14 @@ export interface ProviderDescriptor {
   readonly aliases: readonly string[];
   /** The wire protocol its API speaks. */
   readonly protocol: ProtocolId;
+  /** Other protocols the same API serves with the same key (OpenAI: Responses beside Chat). */
+  readonly alsoSpeaks?: readonly ProtocolId[];
+  /**
+   * Models that must be called through one protocol, by id pattern (OpenAI's Responses-only
+   * models refuse Chat requests): a request for one is sent in that protocol whatever door it
+   * came by. First match wins.
+   */
+  readonly modelProtocols?: ReadonlyArray<{ readonly match: RegExp; readonly protocol: ProtocolId }>;
   /** The API's origin (overridable with `baseUrlEnv`); protocol paths are appended to `basePath`. */
   readonly origin: string;
   readonly basePath: string;
@@ -82,6 +90,9 @@ const openai: ProviderDescriptor = {
   displayName: 'OpenAI',
   aliases: [],
   protocol: 'openai-chat',
+  alsoSpeaks: ['openai-responses'],
+  // provider-reference.md §5.1 (OpenAI's `ModelIdsResponses`): not valid on Chat Completions.
+  modelProtocols: [{ match: /^(o\d+-pro|o\d+(-mini)?-deep-research|computer-use-preview|gpt-[\d.]+-(pro|codex)|gpt-[\d.]+-codex-|codex-mini|gpt-[\d.]+-cyber|gpt-daybreak-)/, protocol: 'openai-responses' }],
   origin: 'https://api.openai.com',
   basePath: '',
   auth: { header: 'authorization', scheme: 'Bearer' },
@@ -174,6 +185,17 @@ export function maxOutputTokens(providerId: string, model: string): number | und
     if (model.startsWith(limit[0]) && (!best || limit[0].length > best[0].length)) best = limit;
   }
   return best?.[1];
+}
+
+/**
+ * The protocol a request for `model` is sent upstream in, coming by a door that speaks `door`:
+ * the model's own rule first, else the door's protocol when the provider serves it (the fast
+ * path), else the provider's main protocol.
+ */
+export function upstreamProtocol(p: ProviderDescriptor, model: string, door: ProtocolId): ProtocolId {
+  const rule = p.modelProtocols?.find((r) => r.match.test(model));
+  if (rule) return rule.protocol;
+  return door === p.protocol || p.alsoSpeaks?.includes(door) ? door : p.protocol;
 }
 
 /** Names accepted wherever a provider is named: ids and aliases. */

@@ -37,6 +37,17 @@ export interface RenderContext {
   fallbackId: string;
   /** The client asked for usage in its stream (OpenAI `stream_options.include_usage`). */
   includeUsage: boolean;
+  /**
+   * The request's own fields, for a protocol whose answers repeat them (a Responses object echoes
+   * `instructions`, `tools`, `previous_response_id`…, and renders calls of its freeform tools as
+   * custom tool calls). Absent for doors that echo nothing.
+   */
+  echo?: Readonly<Record<string, unknown>>;
+  /**
+   * Called once with the whole answer a stream's closing event carries (Responses'
+   * response.completed), for a door that keeps answers (the gateway's response store).
+   */
+  onFinal?: (answer: Record<string, unknown>) => void;
 }
 
 /** IR stream events → the door's stream text (SSE frames), event by event, never held back. */

@@ -2,9 +2,7 @@
 // thoughtSignature) has no field of its own in Messages, so it rides in the one place Anthropic
 // clients keep opaque data and send back unmodified: a thinking block's `signature`. The block
 // names the provider that minted it and, for state that belongs to a tool call, the call's id.
-import type { ProviderState } from '../../../ir/types.js';
-
-const PREFIX = 'gw1.';
+import { STATE_TOKEN_PREFIX as PREFIX } from '../../state-token.js';
 
 /** What a body carrying such a signature contains, to find one without parsing. */
 export const FOREIGN_STATE_MARK = Buffer.from(`"${PREFIX}`);
@@ -31,25 +29,7 @@ export function withoutForeignThinking(body: Record<string, unknown>): Record<st
   return dropped ? { ...body, messages } : undefined;
 }
 
-/** A thinking-block signature carrying `state` (and the tool call it belongs to). */
-export function encodeStateSignature(state: ProviderState, callId?: string): string {
-  const json = JSON.stringify(callId === undefined ? { p: state.provider, d: state.data } : { p: state.provider, d: state.data, c: callId });
-  return PREFIX + Buffer.from(json, 'utf8').toString('base64url');
-}
-
-/** The state a signature we minted carries; undefined for Anthropic's own signatures or anything else. */
-export function decodeStateSignature(signature: string): { state: ProviderState; callId?: string } | undefined {
-  if (!signature.startsWith(PREFIX)) return undefined;
-  try {
-    const o = JSON.parse(Buffer.from(signature.slice(PREFIX.length), 'base64url').toString('utf8')) as { p?: unknown; d?: unknown; c?: unknown };
-    if (typeof o.p !== 'string' || typeof o.d !== 'object' || o.d === null) return undefined;
-    const data: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.d)) if (typeof v === 'string') data[k] = v;
-    return { state: { provider: o.p, data }, ...(typeof o.c === 'string' ? { callId: o.c } : {}) };
-  } catch {
-    return undefined;
-  }
-}
+export { encodeStateToken as encodeStateSignature, decodeStateToken as decodeStateSignature } from '../../state-token.js';
 
 // Tool-use ids a client sends back must match ^[a-zA-Z0-9_-]+$ (Claude Code checks). Provider ids
 // that fit pass unchanged; any other is carried base64url-encoded behind a prefix and restored on

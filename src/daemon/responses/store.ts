@@ -1,0 +1,218 @@
+// The gateway's own store of Responses API answers, for `previous_response_id` and
+// GET/DELETE /v1/responses/{id} on models that are not OpenAI's (OpenAI keeps its own). One SQLite
+// file (`responses.db`, 0600) beside the usage history. A request never waits on the disk: new
+// answers and deletions are kept in memory and written in one transaction every half second (and
+// on close); reads look at that queue first. Each answer belongs to the proxy key that made it;
+// another key sees nothing. Answers older than the retention are gone (judged on read, so expiry
+// is exact between prunes), and when the file holds more than its cap the oldest go first.
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StatementSync } from 'node:sqlite';
+import { loadSqlite, type Database } from '../usage/sqlite.js';
+
+export const RESPONSES_DB_FILE = 'responses.db';
+const DAY_MS = 86_400_000;
+
+export interface ResponsesSettings {
+  retentionDays: number;
+  /** The most the stored answers may take, in bytes of JSON; the oldest are dropped beyond it. */
+  maxBytes: number;
+}
+
+export const RESPONSES_DEFAULTS: Readonly<ResponsesSettings> = { retentionDays: 30, maxBytes: 256 * 1024 * 1024 };
+
+/** The `responses` section of config.json, read leniently: a bad value keeps its default, with a warning. */
+export function parseResponsesSettings(raw: unknown): { settings: ResponsesSettings; warnings: string[] } {
+  const warnings: string[] = [];
+  const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const settings = { ...RESPONSES_DEFAULTS };
+  const days = obj.retentionDays;
+  if (typeof days === 'number' && Number.isFinite(days) && days > 0 && days <= 36_500) settings.retentionDays = days;
+  else if (days !== undefined) warnings.push(`config responses.retentionDays must be a number of days between 0 and 36500; using ${RESPONSES_DEFAULTS.retentionDays}`);
+  const mb = obj.maxMegabytes;
+  if (typeof mb === 'number' && Number.isFinite(mb) && mb >= 1 && mb <= 1_000_000) settings.maxBytes = Math.floor(mb * 1024 * 1024);
+  else if (mb !== undefined) warnings.push(`config responses.maxMegabytes must be a number between 1 and 1000000; using ${RESPONSES_DEFAULTS.maxBytes / 1024 / 1024}`);
+  return { settings, warnings };
+}
+
+/** One stored answer: the request's own input items, the answer's output items, the whole response object. */
+export interface StoredResponse {
+  id: string;
+  keyId: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  previousId: string | null;
+  input: unknown[];
+  output: unknown[];
+  response: Record<string, unknown>;
+}
+
+interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; output: string; response: string }
+
+export class ResponseStore {
+  private db: Database | undefined;
+  private opening: Promise<Database> | undefined;
+  private readonly pending = new Map<string, StoredResponse>();
+  private readonly deleted = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private lastPrune = 0;
+
+  constructor(
+    private readonly dir: string,
+    private settings: ResponsesSettings,
+    private readonly clock: () => number = Date.now,
+    private readonly log: (line: string) => void = () => {},
+    private readonly flushMs = 500,
+  ) {}
+
+  get path(): string { return join(this.dir, RESPONSES_DB_FILE); }
+
+  setSettings(settings: ResponsesSettings): void { this.settings = settings; }
+
+  /** Keeps an answer (written with the next batch). */
+  put(r: StoredResponse): void {
+    this.deleted.delete(r.id);
+    this.pending.set(r.id, r);
+    this.schedule();
+  }
+
+  /** The answer `id` as `keyId` may see it: undefined when unknown, expired, deleted, or another key's. */
+  async get(id: string, keyId: string): Promise<StoredResponse | undefined> {
+    if (this.deleted.has(id)) return undefined;
+    let r = this.pending.get(id);
+    if (!r) {
+      const db = await this.open();
+      const row = this.stmt(db, 'get', 'SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
+      if (!row) return undefined;
+      r = fromRow(row);
+    }
+    if (r.keyId !== keyId || this.expired(r)) return undefined;
+    return r;
+  }
+
+  /** Forgets `id` when `keyId` may see it; true when it did. */
+  async delete(id: string, keyId: string): Promise<boolean> {
+    if (!(await this.get(id, keyId))) return false;
+    this.pending.delete(id);
+    this.deleted.add(id);
+    this.schedule();
+    return true;
+  }
+
+  /** The conversation `id` ends: every input and output item of its chain, oldest first; undefined when a link is missing. */
+  async conversation(id: string, keyId: string): Promise<unknown[] | undefined> {
+    const chain: StoredResponse[] = [];
+    const seen = new Set<string>();
+    for (let next: string | null = id; next !== null; ) {
+      if (seen.has(next)) break; // cannot happen with ids we mint; guards a hand-edited file
+      seen.add(next);
+      const r = await this.get(next, keyId);
+      if (!r) return undefined;
+      chain.push(r);
+      next = r.previousId;
+    }
+    return chain.reverse().flatMap((r) => [...r.input, ...r.output]);
+  }
+
+  /** Writes what is queued now (also run by the timer and on close). */
+  async flush(): Promise<void> {
+    if (this.pending.size === 0 && this.deleted.size === 0) return;
+    const db = await this.open();
+    const rows = [...this.pending.values()];
+    const gone = [...this.deleted];
+    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, output, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ?');
+    db.exec('BEGIN');
+    try {
+      for (const r of rows) {
+        const input = JSON.stringify(r.input);
+        const output = JSON.stringify(r.output);
+        const response = JSON.stringify(r.response);
+        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + output.length + response.length, input, output, response);
+      }
+      for (const id of gone) remove.run(id);
+      db.exec('COMMIT');
+    } catch (e) {
+      db.exec('ROLLBACK');
+      this.log(`responses: could not write the store: ${(e as Error).message}`);
+      return;
+    }
+    // Only what was written leaves the queue: a put during the write stays for the next batch.
+    for (const r of rows) if (this.pending.get(r.id) === r) this.pending.delete(r.id);
+    for (const id of gone) this.deleted.delete(id);
+    if (this.clock() - this.lastPrune > 3_600_000) this.prune(db);
+  }
+
+  /** Drops expired answers, then the oldest while the file holds more than the cap. */
+  prune(db: Database | undefined = this.db): void {
+    if (!db) return;
+    this.lastPrune = this.clock();
+    const expired = db.prepare('DELETE FROM responses WHERE created_at < ?').run(this.clock() - this.settings.retentionDays * DAY_MS).changes;
+    const total = (db.prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM responses').get() as { total: number }).total;
+    let over = total - this.settings.maxBytes;
+    let capped = 0;
+    if (over > 0) {
+      const oldest = db.prepare('SELECT id, bytes FROM responses ORDER BY created_at ASC').iterate() as Iterable<{ id: string; bytes: number }>;
+      const ids: string[] = [];
+      for (const r of oldest) { if (over <= 0) break; ids.push(r.id); over -= r.bytes; }
+      const remove = db.prepare('DELETE FROM responses WHERE id = ?');
+      for (const id of ids) remove.run(id);
+      capped = ids.length;
+    }
+    if (expired > 0 || capped > 0) this.log(`responses: dropped ${Number(expired)} expired and ${capped} over the size cap`);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+    this.db?.close();
+    this.db = undefined;
+    this.opening = undefined;
+  }
+
+  private expired(r: StoredResponse): boolean {
+    return r.createdAt < this.clock() - this.settings.retentionDays * DAY_MS;
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch((e: unknown) => this.log(`responses: could not write the store: ${(e as Error).message}`));
+    }, this.flushMs);
+    this.timer.unref();
+  }
+
+  private readonly statements = new Map<string, StatementSync>();
+  private stmt(db: Database, name: string, sql: string): StatementSync {
+    let s = this.statements.get(name);
+    if (!s) { s = db.prepare(sql); this.statements.set(name, s); }
+    return s;
+  }
+
+  private open(): Promise<Database> {
+    if (this.db) return Promise.resolve(this.db);
+    this.opening ??= (async () => {
+      const { DatabaseSync } = await loadSqlite();
+      if (!existsSync(this.path)) closeSync(openSync(this.path, 'a', 0o600));
+      const db = new DatabaseSync(this.path);
+      db.exec(`PRAGMA journal_mode = WAL;
+        CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+          previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, output TEXT NOT NULL, response TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at);`);
+      this.statements.clear();
+      this.db = db;
+      this.prune(db);
+      return db;
+    })();
+    return this.opening;
+  }
+}
+
+function fromRow(row: Row): StoredResponse {
+  return {
+    id: row.id, keyId: row.key_id, createdAt: row.created_at, previousId: row.previous_id,
+    input: JSON.parse(row.input) as unknown[], output: JSON.parse(row.output) as unknown[], response: JSON.parse(row.response) as Record<string, unknown>,
+  };
+}
