@@ -122,6 +122,7 @@ export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
     }
     return json(200, { id: 'chatcmpl-mock', object: 'chat.completion', created: 1767225600, model, choices: [{ index: 0, message: { role: 'assistant', content: MOCK_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage });
   }
+  if (provider === 'openai' && path === '/v1/responses') return responsesReply(String(body.model ?? 'gpt-5.4'), body.stream === true, words);
   if (provider === 'openai' && path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: String(body.model ?? ''), usage: { prompt_tokens: 2, total_tokens: 2 } });
   const gm = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path);
   if (provider === 'gemini' && gm) {
@@ -140,6 +141,31 @@ export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
   if (provider === 'anthropic') return json(404, { type: 'error', error: { type: 'not_found_error', message: `Not found: ${path}` } });
   if (provider === 'openai') return json(404, { error: { message: `Invalid URL (${r.method} ${path})`, type: 'invalid_request_error', param: null, code: null } });
   return json(404, { error: { code: 404, message: `Not found: ${path}`, status: 'NOT_FOUND' } });
+}
+
+/** OpenAI's Responses API answering MOCK_TEXT: a response object, or its typed SSE events. */
+export function responsesReply(model: string, stream: boolean, words: string[]): MockReply {
+  const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: words.length, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 + words.length };
+  const message = (status: string, text: string) => ({ id: 'msg_mock', type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text, annotations: [], logprobs: [] }] : [] });
+  const response = (status: string, output: unknown[]) => ({ id: 'resp_mock', object: 'response', created_at: 1767225600, status, model, output, usage: status === 'completed' ? usage : null, error: null, incomplete_details: null });
+  if (!stream) return json(200, response('completed', [message('completed', MOCK_TEXT)]));
+  let seq = 0;
+  const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const ref = { item_id: 'msg_mock', output_index: 0, content_index: 0 };
+  return {
+    headers: { 'content-type': 'text/event-stream' },
+    chunks: [
+      ev('response.created', { response: response('in_progress', []) }),
+      ev('response.in_progress', { response: response('in_progress', []) }),
+      ev('response.output_item.added', { output_index: 0, item: message('in_progress', '') }),
+      ev('response.content_part.added', { ...ref, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }),
+      ...words.map((w) => ev('response.output_text.delta', { ...ref, delta: w, logprobs: [] })),
+      ev('response.output_text.done', { ...ref, text: MOCK_TEXT, logprobs: [] }),
+      ev('response.content_part.done', { ...ref, part: { type: 'output_text', text: MOCK_TEXT, annotations: [], logprobs: [] } }),
+      ev('response.output_item.done', { output_index: 0, item: message('completed', MOCK_TEXT) }),
+      ev('response.completed', { response: response('completed', [message('completed', MOCK_TEXT)]) }),
+    ],
+  };
 }
 
 export async function startMockProvider(provider: MockProviderId, opts: { key?: string; port?: number } = {}): Promise<MockProvider> {

@@ -1,0 +1,73 @@
+// The gateway's store of Responses answers: 0600 on disk, one proxy key's answers invisible to
+// another, expiry after the retention judged by the injected clock (no sleeping), a size cap that
+// drops the oldest, and answers that survive a daemon restart.
+import OpenAI from 'openai';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { anthropicScript } from '../helpers/scripted-providers.js';
+import { ResponseStore, RESPONSES_DB_FILE } from '../../src/daemon/responses/store.js';
+
+const DAY = 86_400_000;
+let now = Date.UTC(2026, 10, 25);
+let gw: TestGateway;
+let a: OpenAI;
+let b: OpenAI;
+beforeAll(async () => {
+  gw = await startTestGateway({ clock: () => now });
+  gw.mocks.anthropic.setHandler(anthropicScript);
+  a = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 });
+  b = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.keys.create({ name: 'other' }).key, maxRetries: 0 });
+});
+afterAll(async () => { await gw?.close(); });
+
+const model = 'anthropic/claude-sonnet-4-5';
+
+describe('the response store', () => {
+  it('keeps an answer for its own key only, in a 0600 file', async () => {
+    await gw.daemon.reload();
+    const r = await a.responses.create({ model, input: 'hi' });
+    expect((await a.responses.retrieve(r.id)).id).toBe(r.id);
+    await expect(b.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });
+    await expect(b.responses.delete(r.id)).rejects.toMatchObject({ status: 404 });
+    await expect(b.responses.create({ model, input: 'more', previous_response_id: r.id })).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
+    await gw.daemon.ctx.responses.flush();
+    expect(statSync(join(gw.dir, RESPONSES_DB_FILE)).mode & 0o777).toBe(0o600);
+    expect((await a.responses.retrieve(r.id)).id).toBe(r.id); // still there after the write
+  });
+
+  it('forgets an answer after the retention (30 days by default)', async () => {
+    const r = await a.responses.create({ model, input: 'hi' });
+    await gw.daemon.ctx.responses.flush();
+    now += 29 * DAY;
+    expect((await a.responses.retrieve(r.id)).id).toBe(r.id);
+    now += 2 * DAY;
+    await expect(a.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404, error: { message: `Response with id '${r.id}' not found.`, type: 'invalid_request_error' } });
+    await expect(a.responses.create({ model, input: 'more', previous_response_id: r.id })).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
+  });
+
+  it('an unknown id is OpenAI\'s 404 on retrieve, delete and input_items', async () => {
+    for (const call of [() => a.responses.retrieve('resp_nope'), () => a.responses.delete('resp_nope'), () => a.responses.inputItems.list('resp_nope')]) {
+      await expect(call()).rejects.toMatchObject({ status: 404, code: null });
+    }
+  });
+
+  it('drops the oldest answers when the file holds more than its cap, and reopens what it wrote', async () => {
+    const dir = gw.dir;
+    let t = now;
+    const store = new ResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, 'cap'));
+    const big = 'x'.repeat(900);
+    for (let i = 0; i < 5; i++) { t += 1000; store.put({ id: `resp_${i}`, keyId: 'k', createdAt: t, previousId: null, input: [big], output: [], response: { id: `resp_${i}` } }); }
+    await store.flush();
+    store.prune();
+    const kept = await Promise.all([0, 1, 2, 3, 4].map(async (i) => (await store.get(`resp_${i}`, 'k')) !== undefined));
+    expect(kept).toEqual([false, false, true, true, true]);
+    await store.close();
+    const again = new ResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
+    expect((await again.get('resp_4', 'k'))?.input).toEqual([big]);
+    await again.close();
+  });
+});
