@@ -55,6 +55,7 @@ export function createResponsesStreamReader(target: Target): StreamReader {
       return NONE;
     }
     if (item.type !== 'function_call' || items.has(key)) return NONE; // a repeated added opens nothing
+    calls = true;
     const callId = asString(item.call_id) ?? asString(item.id) ?? key;
     const args = asString(item.arguments) ?? '';
     items.set(key, { kind: 'call', callId, args: args !== '' });
