@@ -38,7 +38,8 @@ export function buildResponsesRequest(req: Request, target: Target): UpstreamCal
   refuseUnexpressible(req, target.displayName);
   const body: Json = { model: target.model, store: false };
   if (req.system.length > 0) body.instructions = req.system.map((p) => p.text).join('\n\n');
-  body.input = toResponsesInput(req.messages, target);
+  const input = toResponsesInput(req.messages, target);
+  body.input = input;
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => {
       const tool: Json = { type: 'function', name: t.name };
@@ -75,7 +76,8 @@ export function buildResponsesRequest(req: Request, target: Target): UpstreamCal
     if (r.includeText === true && r.effort !== 'none') reasoning.summary = 'auto';
     if (Object.keys(reasoning).length > 0) body.reasoning = reasoning;
   }
-  if (reasoningOn(r)) body.include = ['reasoning.encrypted_content'];
+  // Also when this provider's reasoning is given back (a reasoning model, with the client's own defaults).
+  if (reasoningOn(r) || input.some((item) => item.type === 'reasoning')) body.include = ['reasoning.encrypted_content'];
   if (req.user !== undefined && req.user !== '') body.safety_identifier = req.user;
   if (req.stream) body.stream = true;
   return { path: '/v1/responses', body };
