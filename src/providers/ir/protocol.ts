@@ -37,6 +37,11 @@ export interface RenderContext {
   fallbackId: string;
   /** The client asked for usage in its stream (OpenAI `stream_options.include_usage`). */
   includeUsage: boolean;
+  /**
+   * How a stream is framed, for a door that has two forms: Gemini's `:streamGenerateContent`
+   * answers SSE with `?alt=sse` and one incrementally written JSON array without it. Absent: SSE.
+   */
+  streamFormat?: 'sse' | 'json-array';
 }
 
 /** IR stream events → the door's stream text (SSE frames), event by event, never held back. */
