@@ -5,8 +5,9 @@
 // the conversation's calls: the history is sent whole every turn, so the same call gets the same
 // id each time. A functionResponse pairs with a call this way:
 //   1. its `id` names a call of the conversation → that call;
-//   2. otherwise the oldest call of the same name not yet answered (so id-less responses answer
-//      id-less calls in order, and gemini-cli's own ids for calls that had none still pair up);
+//   2. with no id, the oldest call of the same name not yet answered (id-less responses answer
+//      calls in order); with an id no call has, the oldest such call that had no id either
+//      (gemini-cli makes up an id for a call that came without one);
 //   3. otherwise its `id` as is (the provider judges), or, with no id, a 400 naming the part.
 // Provider ids the client got from us (`toolu_…`, `call_…`) come back in `id` as they were sent.
 //
@@ -26,8 +27,8 @@ interface Calls {
   count: number;
   /** Every call id seen, so a response's id can be checked. */
   known: Set<string>;
-  /** Function name → ids of its calls not answered yet, oldest first. */
-  open: Map<string, string[]>;
+  /** Function name → its calls not answered yet, oldest first (`minted`: the call came without an id). */
+  open: Map<string, Array<{ id: string; minted: boolean }>>;
 }
 
 export function parseContents(v: unknown, target: Target): Message[] {
@@ -113,15 +114,15 @@ function toolCall(v: unknown, param: string, calls: Calls, state: ProviderState 
   const name = str(v.name, `${param}.name`);
   const args = v.args ?? {};
   if (!isObj(args)) fail(`${param}.args`, 'must be an object');
-  let id = v.id;
-  if (id !== undefined && id !== null && typeof id !== 'string') fail(`${param}.id`, 'must be a string');
+  if (v.id !== undefined && v.id !== null && typeof v.id !== 'string') fail(`${param}.id`, 'must be a string');
   const n = calls.count++;
-  if (typeof id !== 'string' || id === '') id = `call_${n}_${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 48)}`;
-  calls.known.add(id as string);
+  const minted = typeof v.id !== 'string' || v.id === '';
+  const id = minted ? `call_${n}_${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 48)}` : (v.id as string);
+  calls.known.add(id);
   const open = calls.open.get(name);
-  if (open === undefined) calls.open.set(name, [id as string]);
-  else open.push(id as string);
-  const part: AssistantPart = { type: 'tool-call', id: id as string, name, arguments: JSON.stringify(args) };
+  if (open === undefined) calls.open.set(name, [{ id, minted }]);
+  else open.push({ id, minted });
+  const part: AssistantPart = { type: 'tool-call', id, name, arguments: JSON.stringify(args) };
   if (state !== undefined) part.state = state;
   return part;
 }
@@ -131,18 +132,15 @@ function toolResult(v: unknown, param: string, calls: Calls, provider: string): 
   const name = str(v.name, `${param}.name`);
   const given = v.id === undefined || v.id === null || v.id === '' ? undefined : str(v.id, `${param}.id`);
   const open = calls.open.get(name) ?? [];
+  const known = given !== undefined && calls.known.has(given);
+  let k: number;
+  if (known) k = open.findIndex((c) => c.id === given);
+  else if (given === undefined) k = open.length > 0 ? 0 : -1;
+  else k = open.findIndex((c) => c.minted);
   let callId: string;
-  if (given !== undefined && calls.known.has(given)) {
-    callId = given;
-    const k = open.indexOf(given);
-    if (k !== -1) open.splice(k, 1);
-  } else if (open.length > 0) {
-    callId = open.shift()!;
-  } else if (given !== undefined) {
-    callId = given;
-  } else {
-    return fail(param, `answers no earlier functionCall named "${name}": send the call's id, or the call in a "model" turn before it`);
-  }
+  if (k !== -1) callId = open.splice(k, 1)[0]!.id;
+  else if (given !== undefined) callId = given;
+  else return fail(param, `answers no earlier functionCall named "${name}": send the call's id, or the call in a "model" turn before it`);
   const response = v.response ?? {};
   if (!isObj(response)) fail(`${param}.response`, 'must be an object');
   const part: ToolResultPart = { type: 'tool-result', callId, name, content: [], param };
