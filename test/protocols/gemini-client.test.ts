@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { geminiClient } from '../../src/providers/protocols/gemini/client/index.js';
+import { FOREIGN_SIGNATURE_MARK, geminiClient, withoutForeignSignatures } from '../../src/providers/protocols/gemini/client/index.js';
 import { anthropicProvider } from '../../src/providers/protocols/anthropic/provider/index.js';
 import type { RenderContext, Target } from '../../src/providers/ir/protocol.js';
 import type { AssistantPart, Response, StreamEvent } from '../../src/providers/ir/types.js';
@@ -469,5 +469,28 @@ describe('Claude streams through the Gemini door', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('a conversation that moves to a Gemini model (the fast path)', () => {
+  it('drops the signatures we minted, and the empty thoughts that only carried them; Gemini\'s own stay', () => {
+    const out = geminiClient.renderResponse({
+      choices: [{ index: 0, finish: 'stop', parts: [
+        { type: 'text', text: 'Hi.' },
+        { type: 'reasoning', text: 'Done.', state: { provider: 'anthropic', data: { signature: 'EqQB' } } },
+      ] }],
+    }, rctx) as any;
+    const body = { contents: [
+      user('x'),
+      out.candidates[0].content,
+      { role: 'model', parts: [{ functionCall: { name: 'ls', args: {} }, thoughtSignature: 'CiQB4/H/Xt5=' }] },
+    ] };
+    expect(Buffer.from(JSON.stringify(body)).includes(FOREIGN_SIGNATURE_MARK)).toBe(true);
+    expect(withoutForeignSignatures(body)).toEqual({ contents: [
+      user('x'),
+      { role: 'model', parts: [{ text: 'Hi.' }, { text: 'Done.', thought: true }] },
+      body.contents[2],
+    ] });
+    expect(withoutForeignSignatures({ contents: [user('x'), body.contents[2]] })).toBeUndefined();
   });
 });

@@ -17,3 +17,4 @@ export const geminiClient: ClientProtocol = {
 };
 
 export { IGNORED_FIELDS, REFUSED_FIELDS } from './field-policy.js';
+export { FOREIGN_SIGNATURE_MARK, withoutForeignSignatures } from './thought-signature.js';

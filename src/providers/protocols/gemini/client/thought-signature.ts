@@ -82,3 +82,33 @@ function readState(w: unknown): ProviderState | undefined {
   for (const [k, v] of Object.entries(w.d)) if (typeof v === 'string') data[k] = v;
   return { provider: w.p, data };
 }
+
+/** What a body carrying a signature we minted contains, to find one without parsing. */
+export const FOREIGN_SIGNATURE_MARK = Buffer.from(`"${MARK}`);
+
+/**
+ * The request without the signatures we minted: when a conversation moves to a Gemini model (the
+ * fast path), another provider's state means nothing there and Gemini would refuse a signature it
+ * did not mint, so it is dropped on purpose, with the empty thoughts that only carried it.
+ * Undefined when there were none.
+ */
+export function withoutForeignSignatures(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (!Array.isArray(body.contents)) return undefined;
+  let dropped = false;
+  const contents = body.contents.map((c: unknown) => {
+    const parts = isObj(c) && Array.isArray(c.parts) ? c.parts : undefined;
+    if (parts === undefined) return c;
+    const kept: unknown[] = [];
+    let changed = false;
+    for (const p of parts) {
+      const sig = isObj(p) ? p.thoughtSignature ?? p.thought_signature : undefined;
+      if (!isObj(p) || typeof sig !== 'string' || decodeThoughtSignature(sig) === undefined) { kept.push(p); continue; }
+      dropped = changed = true;
+      if (p.thought === true && p.text === '') continue; // a carrier and nothing else
+      const { thoughtSignature: _a, thought_signature: _b, ...rest } = p;
+      kept.push(rest);
+    }
+    return changed ? { ...(c as object), parts: kept } : c;
+  });
+  return dropped ? { ...body, contents } : undefined;
+}
