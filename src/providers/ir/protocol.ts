@@ -48,6 +48,11 @@ export interface RenderContext {
    * response.completed), for a door that keeps answers (the gateway's response store).
    */
   onFinal?: (answer: Record<string, unknown>) => void;
+  /**
+   * How a stream is framed, for a door that has two forms: Gemini's `:streamGenerateContent`
+   * answers SSE with `?alt=sse` and one incrementally written JSON array without it. Absent: SSE.
+   */
+  streamFormat?: 'sse' | 'json-array';
 }
 
 /** IR stream events → the door's stream text (SSE frames), event by event, never held back. */

@@ -17,3 +17,17 @@ export function fromGeminiFinishReason(reason: string | undefined, hasToolCalls:
   if (reason === 'MAX_TOKENS') return 'length';
   return CONTENT_FILTER.has(reason) ? 'content-filter' : 'other';
 }
+
+/**
+ * The IR's finish reason → Gemini's, for the Gemini door. A turn that called tools ends with STOP
+ * as Gemini's own do, and so does a stop sequence (Gemini does not tell them apart).
+ */
+export function toGeminiFinishReason(reason: FinishReason): string {
+  switch (reason) {
+    case 'stop': case 'tool-calls': case 'stop-sequence': return 'STOP';
+    case 'length': return 'MAX_TOKENS';
+    case 'content-filter': case 'refusal': return 'SAFETY';
+    case 'pause': case 'other': return 'OTHER';
+    default: { const never: never = reason; return never; }
+  }
+}

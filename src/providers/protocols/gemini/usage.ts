@@ -16,3 +16,22 @@ export function fromGeminiUsage(usageMetadata: unknown): Usage | undefined {
     reasoningTokens: thoughts,
   };
 }
+
+export interface GeminiUsageMetadata {
+  promptTokenCount: number;
+  candidatesTokenCount: number;
+  totalTokenCount: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+}
+
+/** IR usage → `usageMetadata`, for the Gemini door: candidates leave the thoughts out, as Gemini counts them. */
+export function toGeminiUsage(u: Usage | undefined): GeminiUsageMetadata {
+  const input = u?.inputTokens ?? 0;
+  const output = u?.outputTokens ?? 0;
+  const thoughts = Math.min(u?.reasoningTokens ?? 0, output);
+  const out: GeminiUsageMetadata = { promptTokenCount: input, candidatesTokenCount: output - thoughts, totalTokenCount: input + output };
+  if (u?.cachedInputTokens) out.cachedContentTokenCount = u.cachedInputTokens;
+  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
+  return out;
+}
