@@ -96,7 +96,7 @@ const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>
   anthropic: async () => (await import('../providers/protocols/anthropic/provider/index.js')).anthropicProvider,
   'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
   gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
-  // 'openai-responses': the provider side lands with hub part 2's upstream module.
+  'openai-responses': async () => (await import('../providers/protocols/openai-responses/provider/index.js')).openaiResponsesProvider,
 };
 
 // Modules once loaded are kept, so a request after the first waits on nothing to get them.

@@ -1,7 +1,8 @@
 // The IR in the Responses API's vocabulary (platform.openai.com/docs/api-reference/responses):
-// usage, and how an answer's end reads as a response `status` with `incomplete_details`. Shared
-// by the door's renderers and the provider side's readers.
+// usage, and how an answer's end reads as a response `status` with `incomplete_details`, both
+// ways: the door's renderers write them, the provider side's readers read them.
 import type { FinishReason, Usage } from '../../ir/types.js';
+import { asNumber, asRecord, asString } from '../../shared/lenient-json.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -24,19 +25,6 @@ export function toResponsesUsage(u: Usage | undefined): ResponsesUsage {
   };
 }
 
-/** Responses usage → IR usage (lenient: a missing count reads as 0, a missing detail as absent). */
-export function fromResponsesUsage(raw: unknown): Usage | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const u = raw as { input_tokens?: unknown; output_tokens?: unknown; input_tokens_details?: { cached_tokens?: unknown } | null; output_tokens_details?: { reasoning_tokens?: unknown } | null };
-  const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-  const out: Usage = { inputTokens: num(u.input_tokens) ?? 0, outputTokens: num(u.output_tokens) ?? 0 };
-  const cached = num(u.input_tokens_details?.cached_tokens);
-  if (cached !== undefined && cached > 0) out.cachedInputTokens = cached;
-  const reasoning = num(u.output_tokens_details?.reasoning_tokens);
-  if (reasoning !== undefined && reasoning > 0) out.reasoningTokens = reasoning;
-  return out;
-}
-
 export type ResponseStatus = 'completed' | 'incomplete' | 'failed' | 'in_progress';
 
 /**
@@ -50,4 +38,38 @@ export function toResponseStatus(reason: FinishReason): { status: ResponseStatus
     case 'content-filter': return { status: 'incomplete', incomplete: { reason: 'content_filter' } };
     default: return { status: 'completed', incomplete: null };
   }
+}
+
+/** Responses' `input_tokens` already include cached (and cache-written) tokens, as the IR counts them. */
+export function fromResponsesUsage(usage: unknown): Usage | undefined {
+  const u = asRecord(usage);
+  const input = asNumber(u.input_tokens);
+  const output = asNumber(u.output_tokens);
+  if (input === undefined && output === undefined) return undefined;
+  const out: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
+  const details = asRecord(u.input_tokens_details);
+  const cached = asNumber(details.cached_tokens);
+  if (cached) out.cachedInputTokens = cached;
+  const written = asNumber(details.cache_write_tokens);
+  if (written) out.cacheWriteTokens = written;
+  const reasoning = asNumber(asRecord(u.output_tokens_details).reasoning_tokens);
+  if (reasoning) out.reasoningTokens = reasoning;
+  return out;
+}
+
+/**
+ * Responses has no finish reason: a response is `completed` or `incomplete` (with a reason), and
+ * the rest is read from its output: a refusal, or function calls the client must run.
+ */
+export function finishOf(response: Record<string, unknown>, seen: { calls: boolean; refusal: boolean }): FinishReason {
+  if (response.status === 'failed' || response.status === 'cancelled') return 'other';
+  if (response.status === 'incomplete') {
+    switch (asString(asRecord(response.incomplete_details).reason)) {
+      case 'max_output_tokens': return 'length';
+      case 'content_filter': return 'content-filter';
+      default: return 'other';
+    }
+  }
+  if (seen.refusal) return 'refusal';
+  return seen.calls ? 'tool-calls' : 'stop';
 }

@@ -13,7 +13,7 @@ import type { SseEvent } from '../../../types.js';
 import { asNumber, asRecord, asString, tryParseJson } from '../../../shared/lenient-json.js';
 import { readResponsesStreamError } from './read-error.js';
 import { reasoningState, reasoningText } from './read-response.js';
-import { finishOf, fromResponsesUsage } from './wire.js';
+import { finishOf, fromResponsesUsage } from '../wire.js';
 
 type Json = Record<string, unknown>;
 
