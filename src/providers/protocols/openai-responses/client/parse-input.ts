@@ -11,6 +11,7 @@ import { KNOWN_EXTENSIONS, mimeFromFileName } from '../../../shared/media-types.
 import { TranslationError } from '../../../types.js';
 import { decodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
 import { decodeStateToken } from '../../state-token.js';
+import { qualifiedName } from './tool-names.js';
 
 type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -79,7 +80,7 @@ export function parseInput(input: unknown, provider: string): ParsedInput {
       case 'function_call': case 'custom_tool_call': {
         const custom = type === 'custom_tool_call';
         const callId = str(item.call_id, `${param}.call_id`);
-        const name = str(item.name, `${param}.name`);
+        const name = qualifiedName(typeof item.namespace === 'string' ? item.namespace : undefined, str(item.name, `${param}.name`));
         const decoded = decodeToolCallId(callId);
         const id = decoded ? decoded.id ?? callId : callId;
         names.set(callId, name);

@@ -7,6 +7,7 @@ import type { Target } from '../../../ir/protocol.js';
 import type { Effort, ReasoningSettings, Request, TextPart, Tool, ToolChoice } from '../../../ir/types.js';
 import { HOSTED_TOOLS, OPTIONAL_TOOLS, REFUSED_FIELDS } from './field-policy.js';
 import { fail, isObj, parseInput, str } from './parse-input.js';
+import { qualifiedName } from './tool-names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -34,13 +35,16 @@ function tools(v: unknown, provider: string, forced: string | undefined): Tool[]
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) fail('tools', 'must be an array');
   const out: Tool[] = [];
-  v.forEach((t, i) => {
-    const p = `tools[${i}]`;
+  const one = (t: unknown, p: string, namespace: string | undefined): void => {
     if (!isObj(t)) fail(p, 'must be an object');
     const type = String(t.type);
-    if (type === 'function' || type === 'custom') {
-      const name = str(t.name, `${p}.name`);
-      if (!/^[a-zA-Z0-9_-]{1,128}$/.test(name)) fail(`${p}.name`, 'must be 1-128 letters, digits, "_" or "-"');
+    if (type === 'namespace' && namespace === undefined) {
+      const ns = str(t.name, `${p}.name`);
+      if (!Array.isArray(t.tools)) fail(`${p}.tools`, 'must be an array');
+      t.tools.forEach((inner, j) => one(inner, `${p}.tools[${j}]`, ns));
+    } else if (type === 'function' || type === 'custom') {
+      const name = qualifiedName(namespace, str(t.name, `${p}.name`));
+      if (!/^[a-zA-Z0-9_-]{1,128}$/.test(name)) fail(`${p}.name`, 'must be 1-128 letters, digits, "_" or "-" (with its namespace)');
       const schema = type === 'custom' ? customToolSchema(t) : t.parameters ?? { type: 'object', properties: {} };
       if (!isObj(schema)) fail(`${p}.parameters`, 'must be a JSON Schema object');
       const tool: Tool = { name, inputSchema: schema };
@@ -54,7 +58,8 @@ function tools(v: unknown, provider: string, forced: string | undefined): Tool[]
     } else {
       fail(`${p}.type`, `"${type}" tools are not supported for ${provider} models`);
     }
-  });
+  };
+  v.forEach((t, i) => one(t, `tools[${i}]`, undefined));
   return out;
 }
 
@@ -68,7 +73,7 @@ function toolChoice(v: unknown, known: Tool[]): ToolChoice | undefined {
   if (v === 'auto' || v === 'none' || v === 'required') return { type: v };
   if (!isObj(v)) fail('tool_choice', 'must be "auto", "none", "required" or an object');
   if (v.type === 'function' || v.type === 'custom') {
-    const name = str(v.name, 'tool_choice.name');
+    const name = qualifiedName(typeof v.namespace === 'string' ? v.namespace : undefined, str(v.name, 'tool_choice.name'));
     if (!known.some((t) => t.name === name)) fail('tool_choice.name', `names no tool in tools: "${name}"`);
     return { type: 'tool', name };
   }

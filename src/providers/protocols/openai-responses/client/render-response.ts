@@ -10,6 +10,7 @@ import { encodeStateToken } from '../../state-token.js';
 import { encodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
 import { renderChatError } from '../../openai-chat/client/render-error.js';
 import { toResponseStatus, toResponsesUsage, type ResponseStatus } from '../wire.js';
+import { clientTools, type ClientTool } from './tool-names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -19,13 +20,6 @@ export function itemId(ctx: RenderContext, kind: 'msg' | 'rs' | 'fc' | 'ctc', in
   return `${kind}_${base}${index.toString(16).padStart(2, '0')}`;
 }
 
-/** Names of the client's freeform tools, whose calls are rendered as custom tool calls. */
-export function customToolNames(ctx: RenderContext): ReadonlySet<string> {
-  const tools = ctx.echo?.tools;
-  const names = new Set<string>();
-  if (Array.isArray(tools)) for (const t of tools) if ((t as Obj | null)?.type === 'custom' && typeof (t as Obj).name === 'string') names.add((t as Obj).name as string);
-  return names;
-}
 
 /** A custom tool call's input: the `input` argument the model was asked for, else its arguments as they came. */
 export function customInput(args: string): string {
@@ -49,10 +43,14 @@ export function reasoningItem(id: string, text: string, encrypted: string | unde
   return item;
 }
 
-export function callItem(id: string, callId: string, name: string, args: string, custom: boolean, status: 'in_progress' | 'completed'): Obj {
-  return custom
-    ? { id, type: 'custom_tool_call', status, call_id: callId, name, input: customInput(args) }
-    : { id, type: 'function_call', status, call_id: callId, name, arguments: args };
+/** A call item as the client knows the tool: a custom tool call, or a function call (with its namespace). */
+export function callItem(id: string, callId: string, flatName: string, args: string, tool: ClientTool | undefined, status: 'in_progress' | 'completed'): Obj {
+  const name = tool?.name ?? flatName;
+  const item: Obj = tool?.custom
+    ? { id, type: 'custom_tool_call', status, call_id: callId, name, input: status === 'completed' ? customInput(args) : '' }
+    : { id, type: 'function_call', status, call_id: callId, name, arguments: status === 'completed' ? args : '' };
+  if (tool?.namespace !== undefined) item.namespace = tool.namespace;
+  return item;
 }
 
 /** The model the client sees: the provider's own (dated) id under the door's prefix, when both are known. */
@@ -107,7 +105,7 @@ export function responseObject(
 
 export function renderResponse(response: Response, ctx: RenderContext): Obj {
   const choice = response.choices[0];
-  const custom = customToolNames(ctx);
+  const tools = clientTools(ctx.echo?.tools);
   const output: Obj[] = [];
   let text: string[] = [];
   const flushText = (): void => {
@@ -125,9 +123,9 @@ export function renderResponse(response: Response, ctx: RenderContext): Obj {
         break;
       case 'tool-call': {
         flushText();
-        const isCustom = custom.has(part.name);
+        const tool = tools.get(part.name);
         const callId = encodeToolCallId(part.id, part.state, ctx.fallbackId, calls++);
-        output.push(callItem(itemId(ctx, isCustom ? 'ctc' : 'fc', output.length), callId, part.name, part.arguments === '' ? '{}' : part.arguments, isCustom, 'completed'));
+        output.push(callItem(itemId(ctx, tool?.custom ? 'ctc' : 'fc', output.length), callId, part.name, part.arguments === '' ? '{}' : part.arguments, tool, 'completed'));
         break;
       }
       default: { const never: never = part; return never; }

@@ -11,7 +11,8 @@ import type { FinishReason, ProviderError, StreamEvent, Usage } from '../../../i
 import { encodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
 import { encodeStateToken } from '../../state-token.js';
 import { toResponseStatus } from '../wire.js';
-import { callItem, customInput, customToolNames, itemId, messageItem, reasoningItem, responseObject } from './render-response.js';
+import { callItem, customInput, itemId, messageItem, reasoningItem, responseObject } from './render-response.js';
+import { clientTools, type ClientTool } from './tool-names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -20,10 +21,10 @@ const STREAM_CUT: ProviderError = { status: 502, kind: 'stream_broken', message:
 type Open =
   | { kind: 'message'; index: number; id: string; text: string }
   | { kind: 'reasoning'; index: number; id: string; text: string }
-  | { kind: 'call'; index: number; id: string; callId: string; irId: string; name: string; args: string; custom: boolean };
+  | { kind: 'call'; index: number; id: string; callId: string; irId: string; name: string; args: string; tool: ClientTool | undefined; custom: boolean };
 
 export function createResponsesStreamRenderer(ctx: RenderContext): StreamRenderer {
-  const custom = customToolNames(ctx);
+  const tools = clientTools(ctx.echo?.tools);
   let seq = 0;
   let started = false;
   let closed = false;
@@ -118,13 +119,12 @@ export function createResponsesStreamRenderer(ctx: RenderContext): StreamRendere
   function toolStart(ev: Extract<StreamEvent, { type: 'tool-call-start' }>): string {
     const out = start() + closeOpen();
     const index = output.length;
-    const isCustom = custom.has(ev.name);
+    const tool = tools.get(ev.name);
+    const isCustom = tool?.custom === true;
     const callId = encodeToolCallId(ev.id, ev.state, ctx.fallbackId, calls++);
-    const o: Extract<Open, { kind: 'call' }> = { kind: 'call', index, id: itemId(ctx, isCustom ? 'ctc' : 'fc', index), callId, irId: ev.id, name: ev.name, args: ev.arguments ?? '', custom: isCustom };
+    const o: Extract<Open, { kind: 'call' }> = { kind: 'call', index, id: itemId(ctx, isCustom ? 'ctc' : 'fc', index), callId, irId: ev.id, name: ev.name, args: ev.arguments ?? '', tool, custom: isCustom };
     openCalls.set(ev.id, o);
-    const head = added(index, isCustom
-      ? { id: o.id, type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: ev.name, input: '' }
-      : { id: o.id, type: 'function_call', status: 'in_progress', call_id: callId, name: ev.name, arguments: '' });
+    const head = added(index, callItem(o.id, callId, ev.name, '', tool, 'in_progress'));
     return out + head + (o.args !== '' && !isCustom ? event('response.function_call_arguments.delta', `${ref(o)},"delta":${JSON.stringify(o.args)}`) : '');
   }
 
@@ -137,9 +137,9 @@ export function createResponsesStreamRenderer(ctx: RenderContext): StreamRendere
       out = event('response.custom_tool_call_input.delta', `${ref(o)},"delta":${JSON.stringify(input)}`)
         + event('response.custom_tool_call_input.done', `${ref(o)},"input":${JSON.stringify(input)}`);
     } else {
-      out = event('response.function_call_arguments.done', `${ref(o)},"name":${JSON.stringify(o.name)},"arguments":${JSON.stringify(args)}`);
+      out = event('response.function_call_arguments.done', `${ref(o)},"name":${JSON.stringify(o.tool?.name ?? o.name)},"arguments":${JSON.stringify(args)}`);
     }
-    out += done(o.index, callItem(o.id, o.callId, o.name, args, o.custom, 'completed'));
+    out += done(o.index, callItem(o.id, o.callId, o.name, args, o.tool, 'completed'));
     // State known only at the call's end (its id is already out): a reasoning item names the call.
     return state ? out + stateItem(encodeStateToken(state, o.irId)) : out;
   }

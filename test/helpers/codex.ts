@@ -1,0 +1,54 @@
+// Runs the real Codex CLI (`@openai/codex` from npm) headless and offline against a gateway: a
+// throwaway HOME with ~/.codex/config.toml naming the gateway as a custom Responses provider
+// (the block `gateway env codex` prints), the switches that keep it from calling home, and
+// optionally the test MCP server (mcp-weather-server.mjs) with its tools approved.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from './cli.js';
+
+export const CODEX = join(REPO_ROOT, 'node_modules', '.bin', 'codex');
+export const MCP_WEATHER = join(REPO_ROOT, 'test', 'helpers', 'mcp-weather-server.mjs');
+
+export interface CodexRun { code: number | null; stdout: string; stderr: string }
+
+export function runCodex(opts: { url: string; key: string; model: string; prompt: string; mcp?: boolean; timeoutMs?: number }): Promise<CodexRun> {
+  const home = mkdtempSync(join(tmpdir(), 'gateway-codex-home-'));
+  const work = mkdtempSync(join(tmpdir(), 'gateway-codex-work-'));
+  mkdirSync(join(home, '.codex'));
+  writeFileSync(join(home, '.codex', 'config.toml'), [
+    `model = ${JSON.stringify(opts.model)}`,
+    'model_provider = "gateway"',
+    'check_for_update_on_startup = false',
+    'web_search = "disabled"',
+    '[model_providers.gateway]',
+    'name = "gateway"',
+    `base_url = ${JSON.stringify(`${opts.url}/v1`)}`,
+    'env_key = "GATEWAY_API_KEY"',
+    'wire_api = "responses"',
+    '[analytics]',
+    'enabled = false',
+    '[features]',
+    'plugins = false',
+    'shell_tool = false',
+    ...(opts.mcp ? ['[mcp_servers.weather]', 'command = "node"', `args = [${JSON.stringify(MCP_WEATHER)}]`, 'default_tools_approval_mode = "approve"'] : []),
+    '',
+  ].join('\n'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TERM: 'dumb', GATEWAY_API_KEY: opts.key };
+  return new Promise((resolve, reject) => {
+    const child = spawn(CODEX, ['exec', '--skip-git-repo-check', '--color', 'never', opts.prompt], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
+    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      rmSync(home, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
