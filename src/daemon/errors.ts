@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   response_not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: null },
   not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND' },
   method_not_allowed: { status: 405, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
+  // A WebSocket asked for where only HTTP is served (Codex falls back to HTTP at once on a 426).
+  upgrade_required: { status: 426, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'FAILED_PRECONDITION' },
   request_too_large: { status: 413, openai: 'invalid_request_error', anthropic: 'request_too_large', google: 'INVALID_ARGUMENT' },
   internal_error: { status: 500, openai: 'server_error', anthropic: 'api_error', google: 'INTERNAL' },
   upstream_unreachable: { status: 502, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },

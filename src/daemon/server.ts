@@ -153,6 +153,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }
     if (path === RESPONSES_DOOR.path) {
       seen.facts = newRequestFacts(RESPONSES_DOOR.mode, null);
+      // Codex's built-in OpenAI provider first asks for a WebSocket here; 426 is the answer it
+      // takes to mean "use HTTP" at once (others make it retry for about 6 s first).
+      if (req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket') throw new GatewayError('upgrade_required', `the gateway serves ${RESPONSES_DOOR.path} over HTTP only (POST), not WebSocket`);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${RESPONSES_DOOR.path}`);
       await handleResponses(ctx, req, res, query, seen.facts);
       return;

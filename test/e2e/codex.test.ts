@@ -104,3 +104,14 @@ describe('Codex CLI → OpenAI (fast path)', () => {
     expect(b.tools.some((t: any) => t.type === 'namespace')).toBe(true);
   }, 120_000);
 });
+
+describe('Codex CLI\'s built-in OpenAI provider', () => {
+  it('is told at once that the gateway speaks HTTP, not WebSocket, and works over HTTP', async () => {
+    const before = gw.mocks.openai.requests.length;
+    const run = await runCodex({ url: gw.url, key: gw.key, model: 'gpt-5.4', prompt: 'Say hello.', builtInOpenAI: true });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(MOCK_TEXT);
+    expect(run.stdout + run.stderr).not.toMatch(/Reconnecting/); // no WebSocket retries before HTTP
+    expect(gw.mocks.openai.requests.slice(before).map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/responses']);
+  }, 120_000);
+});

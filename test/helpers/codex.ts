@@ -13,20 +13,21 @@ export const MCP_WEATHER = join(REPO_ROOT, 'test', 'helpers', 'mcp-weather-serve
 
 export interface CodexRun { code: number | null; stdout: string; stderr: string }
 
-export function runCodex(opts: { url: string; key: string; model: string; prompt: string; mcp?: boolean; timeoutMs?: number }): Promise<CodexRun> {
+/**
+ * `builtInOpenAI`: Codex's own `openai` provider pointed at the gateway (`openai_base_url`, the key
+ * in CODEX_API_KEY), instead of a custom provider block.
+ */
+export function runCodex(opts: { url: string; key: string; model: string; prompt: string; mcp?: boolean; builtInOpenAI?: boolean; timeoutMs?: number }): Promise<CodexRun> {
   const home = mkdtempSync(join(tmpdir(), 'gateway-codex-home-'));
   const work = mkdtempSync(join(tmpdir(), 'gateway-codex-work-'));
   mkdirSync(join(home, '.codex'));
+  const provider = opts.builtInOpenAI
+    ? [`openai_base_url = ${JSON.stringify(`${opts.url}/v1`)}`, 'check_for_update_on_startup = false', 'web_search = "disabled"']
+    : ['model_provider = "gateway"', 'check_for_update_on_startup = false', 'web_search = "disabled"', '[model_providers.gateway]', 'name = "gateway"',
+      `base_url = ${JSON.stringify(`${opts.url}/v1`)}`, 'env_key = "GATEWAY_API_KEY"', 'wire_api = "responses"'];
   writeFileSync(join(home, '.codex', 'config.toml'), [
     `model = ${JSON.stringify(opts.model)}`,
-    'model_provider = "gateway"',
-    'check_for_update_on_startup = false',
-    'web_search = "disabled"',
-    '[model_providers.gateway]',
-    'name = "gateway"',
-    `base_url = ${JSON.stringify(`${opts.url}/v1`)}`,
-    'env_key = "GATEWAY_API_KEY"',
-    'wire_api = "responses"',
+    ...provider,
     '[analytics]',
     'enabled = false',
     '[features]',
@@ -35,7 +36,7 @@ export function runCodex(opts: { url: string; key: string; model: string; prompt
     ...(opts.mcp ? ['[mcp_servers.weather]', 'command = "node"', `args = [${JSON.stringify(MCP_WEATHER)}]`, 'default_tools_approval_mode = "approve"'] : []),
     '',
   ].join('\n'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TERM: 'dumb', GATEWAY_API_KEY: opts.key };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TERM: 'dumb', GATEWAY_API_KEY: opts.key, ...(opts.builtInOpenAI ? { CODEX_API_KEY: opts.key } : {}) };
   return new Promise((resolve, reject) => {
     const child = spawn(CODEX, ['exec', '--skip-git-repo-check', '--color', 'never', opts.prompt], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
