@@ -10,6 +10,15 @@ export interface ToolPreset {
   vars(url: string, key: string, model: string | undefined): Array<[string, string]>;
   /** Variables the tool would prefer over ours (another credential): unset by run, warned by env. */
   readonly preferred: readonly string[];
+  /**
+   * For a tool configured by a file rather than variables: the settings as `key = value` lines
+   * (TOML dotted keys). `run` passes each as an override before the tool's own arguments; `env`
+   * prints them as the block to add to the tool's file.
+   */
+  settings?(url: string, model: string | undefined): Array<[string, string]>;
+  /** How run passes one setting (`-c key=value`), and the file env names. */
+  readonly settingsFlag?: string;
+  readonly settingsFile?: string;
 }
 
 /**
@@ -30,7 +39,41 @@ const claude: ToolPreset = {
   preferred: ['ANTHROPIC_API_KEY'],
 };
 
-export const TOOLS: readonly ToolPreset[] = [claude];
+/**
+ * Codex CLI speaks only the Responses API, at a provider's `base_url` + /responses; its provider
+ * comes from ~/.codex/config.toml (`model_provider` and a `[model_providers.<id>]` block whose
+ * `env_key` names the variable holding the key), which `-c key=value` overrides per run. The rest
+ * keeps it quiet offline: no update check, analytics or plugin lookups (which call github.com and
+ * chatgpt.com).
+ */
+const codex: ToolPreset = {
+  name: 'codex',
+  title: 'Codex CLI, on any model',
+  vars: (_url, key) => [['GATEWAY_API_KEY', key]],
+  preferred: [],
+  settings: (url, model) => [
+    ['model_provider', '"gateway"'],
+    ...(model === undefined ? [] : ([['model', JSON.stringify(model)]] as Array<[string, string]>)),
+    ['model_providers.gateway.name', '"gateway"'],
+    ['model_providers.gateway.base_url', JSON.stringify(`${url}/v1`)],
+    ['model_providers.gateway.env_key', '"GATEWAY_API_KEY"'],
+    ['model_providers.gateway.wire_api', '"responses"'],
+    ['check_for_update_on_startup', 'false'],
+    ['analytics.enabled', 'false'],
+    ['features.plugins', 'false'],
+  ],
+  settingsFlag: '-c',
+  settingsFile: '~/.codex/config.toml',
+};
+
+export const TOOLS: readonly ToolPreset[] = [claude, codex];
+
+/** The tool's command line with the preset's settings put in front of the user's own arguments. */
+export function toolCommand(tool: ToolPreset | undefined, command: string[], url: string, model: string | undefined): string[] {
+  const settings = tool?.settings?.(url, model);
+  if (!settings || !tool?.settingsFlag) return command;
+  return [command[0]!, ...settings.flatMap(([k, v]) => [tool.settingsFlag!, `${k}=${v}`]), ...command.slice(1)];
+}
 
 export function findTool(name: string): ToolPreset | undefined {
   return TOOLS.find((t) => t.name === name);

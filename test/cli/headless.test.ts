@@ -114,6 +114,32 @@ describe('with the gateway running', () => {
     });
   });
 
+  it('run -m <model> -- codex: Codex CLI itself, given the gateway as its Responses provider, answers on a GPT model', async () => {
+    // The real Codex binary from npm, `codex exec`; its HOME a fresh directory with no config of its own.
+    const codex = join(REPO_ROOT, 'node_modules', '.bin', 'codex');
+    const before = mock.requests.length;
+    const r = await runCli(['run', '-m', 'openai/gpt-5.4', '--', codex, 'exec', '--skip-git-repo-check', '--color', 'never', 'Say hello'], { home: home.dir, env: { ...env, HOME: home.dir }, timeoutMs: 90_000 });
+    expect(r.stdout, r.stderr).toContain(MOCK_TEXT);
+    expect(r.code).toBe(0);
+    const sent = mock.requests.slice(before);
+    expect(sent.map((q) => `${q.method} ${q.url}`)).toEqual(['POST /v1/responses']);
+    expect(JSON.parse(sent[0]!.body.toString()).model).toBe('gpt-5.4');
+    expect(await activeSessionKeys()).toEqual([]);
+  }, 120_000);
+
+  it('env codex -m <model> prints the key variable and the config.toml block naming the gateway', async () => {
+    const r = await cli(['env', 'codex', '-m', 'anthropic/claude-sonnet-4-5', '--key', 'for-codex', '--insecure-storage']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^export GATEWAY_API_KEY='sk-proxy-[^']+'$/);
+    const block = lines.filter((l) => l.startsWith('# ') && !/^# (codex|or run)/.test(l)).map((l) => l.slice(2));
+    expect(block).toEqual([
+      'model_provider = "gateway"', 'model = "anthropic/claude-sonnet-4-5"', 'check_for_update_on_startup = false',
+      '[model_providers.gateway]', 'name = "gateway"', `base_url = "${url}/v1"`, 'env_key = "GATEWAY_API_KEY"', 'wire_api = "responses"',
+      '[analytics]', 'enabled = false', '[features]', 'plugins = false',
+    ]);
+  });
+
   it('run hides GOOGLE_API_KEY, which @google/genai would prefer over GEMINI_API_KEY', async () => {
     const r = await runCli(['run', '--', 'sh', '-c', 'test -z "$GOOGLE_API_KEY"'], { home: home.dir, env: { ...env, GOOGLE_API_KEY: 'real-google-key' } });
     expect(r.code).toBe(0);

@@ -33,9 +33,24 @@ Variables: OPENAI_BASE_URL (<url>/openai/v1) + OPENAI_API_KEY, ANTHROPIC_BASE_UR
 + ANTHROPIC_API_KEY, GOOGLE_GEMINI_BASE_URL (<url>/gemini) + GEMINI_API_KEY. The URL is the running
 gateway's, else http://127.0.0.1:$GATEWAY_PORT (default 8080).
 Coding tools: claude (ANTHROPIC_BASE_URL at the root, ANTHROPIC_AUTH_TOKEN, with -m the model and
-its background model: Claude Code on any model), e.g. eval "$(${gatewayCmd('env claude -m openai/gpt-5.4')})".
+its background model: Claude Code on any model), e.g. eval "$(${gatewayCmd('env claude -m openai/gpt-5.4')})";
+codex (GATEWAY_API_KEY, and the ~/.codex/config.toml block naming the gateway as a Responses provider).
 ${clientKeyHelp()}`)
     .action((target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }) => printEnv(target, opts));
+}
+
+/** `a.b.c = v` settings as a TOML file block: top-level keys first, then one [table] per prefix. */
+function tomlBlock(settings: Array<[string, string]>): string[] {
+  const top: string[] = [];
+  const tables = new Map<string, string[]>();
+  for (const [key, value] of settings) {
+    const dot = key.lastIndexOf('.');
+    if (dot === -1) { top.push(`${key} = ${value}`); continue; }
+    const table = key.slice(0, dot);
+    if (!tables.has(table)) tables.set(table, []);
+    tables.get(table)!.push(`${key.slice(dot + 1)} = ${value}`);
+  }
+  return [...top, ...[...tables].flatMap(([t, lines]) => [`[${t}]`, ...lines])];
 }
 
 async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }): Promise<void> {
@@ -46,6 +61,13 @@ async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage
   const { url, running } = gatewayUrl(dir);
   const vars = tool ? tool.vars(url, key, opts.model) : clientEnvVars(url, key, target);
   for (const [name, value] of vars) out(`export ${name}=${shQuote(value)}`);
+  const settings = tool?.settings?.(url, opts.model);
+  if (settings) {
+    // Comments, so eval "$(gateway env codex)" still works; the block is for the tool's own file.
+    out(`# ${tool!.name} reads its provider from ${tool!.settingsFile}: add these lines (top-level keys before any [table]),`);
+    out(`# or run it as ${gatewayCmd(`run${opts.model ? ` -m ${opts.model}` : ''} -- ${tool!.name}`)}, which passes them for you.`);
+    for (const line of tomlBlock(settings)) out(`# ${line}`);
+  }
   if (!running) note(`note: the gateway is not running; start it with: ${gatewayCmd('start')}`);
   const preferred = tool ? tool.preferred.filter((n) => process.env[n]) : conflictingVars(target, process.env);
   for (const v of preferred) note(`note: ${v} is set and some tools prefer it over the variables above; unset it`);

@@ -10,7 +10,7 @@ import { clientUrl, findDaemon, notRunningMessage } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
 import { openSessionKey } from '../session-key.js';
 import { basename } from 'node:path';
-import { findTool, TOOLS } from '../tools.js';
+import { findTool, toolCommand, TOOLS } from '../tools.js';
 
 export const SESSION_KEY_HELP = `
 The key is a short-lived one the running gateway gives this command: nothing is stored, so no
@@ -50,7 +50,7 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
       note(`note: ${v} is unset for the command (it would take precedence over the gateway key)`);
     }
     for (const v of [...conflictingVars('all', env), ...(tool?.preferred ?? [])]) if (!ours.has(v)) delete env[v];
-    process.exitCode = await runChild(command, env);
+    process.exitCode = await runChild(toolCommand(tool, command, url, opts.model), env);
   } finally {
     await session.end();
   }
