@@ -82,8 +82,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     secrets,
     origins: originsFromEnv(process.env),
     timeouts: { headersMs: timeoutS * 1000 },
-    settings: { bodyLimitBytes: config.bodyLimitBytes, aliases: config.aliases },
-    loadSettings: () => { const c = readConfig(dir); return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases }; },
+    settings: { bodyLimitBytes: config.bodyLimitBytes, aliases: config.aliases, responses: config.responses },
+    loadSettings: () => { const c = readConfig(dir); return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses }; },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },
   });

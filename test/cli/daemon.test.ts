@@ -2,7 +2,7 @@
 // would, plus the round trip: a key stored by the CLI reaches the daemon on reload, a key revoked
 // by the CLI stops working on the next request. Upstream is a mock provider on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +28,8 @@ beforeAll(async () => {
     GATEWAY_KEYCHAIN_STORE: 'secret-service',
     DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home.dir, 'no-bus-here')}`,
   };
+  // A setting the daemon must read from config.json and can only report (checked in the logs test).
+  writeFileSync(join(home.dir, 'config.json'), JSON.stringify({ responses: { retentionDays: 'forever' } }), { mode: 0o600 });
 });
 
 afterAll(async () => {
@@ -109,6 +111,7 @@ describe('daemon lifecycle', () => {
     const r = await cli(['logs']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`listening on ${url}`);
+    expect(r.stdout).toContain('config responses.retentionDays must be a number of days between 0 and 36500; using 30');
     const one = await cli(['logs', '-n', '1']);
     expect(one.stdout.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stdout).not.toContain(mock.key);

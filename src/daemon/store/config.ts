@@ -14,6 +14,8 @@ export interface GatewayConfig {
   lastChatModel?: string;
   /** Usage history settings (retention, prices), validated by src/daemon/usage/settings.ts. */
   usage?: Record<string, unknown>;
+  /** Stored Responses API answers (retention, size cap), validated by src/daemon/responses/store.ts. */
+  responses?: Record<string, unknown>;
 }
 
 export const CONFIG_DEFAULTS: Readonly<Omit<GatewayConfig, 'aliases' | 'lastChatModel'>> = {
@@ -49,6 +51,7 @@ export function readConfig(dir: string): GatewayConfig {
     upstreamTimeoutSeconds: isPositiveNumber(obj.upstreamTimeoutSeconds) ? obj.upstreamTimeoutSeconds : CONFIG_DEFAULTS.upstreamTimeoutSeconds,
     ...(typeof obj.lastChatModel === 'string' && obj.lastChatModel ? { lastChatModel: obj.lastChatModel } : {}),
     ...(obj.usage && typeof obj.usage === 'object' && !Array.isArray(obj.usage) ? { usage: obj.usage as Record<string, unknown> } : {}),
+    ...(obj.responses && typeof obj.responses === 'object' && !Array.isArray(obj.responses) ? { responses: obj.responses as Record<string, unknown> } : {}),
   };
 }
 
@@ -82,6 +85,7 @@ async function openConfStore(dir: string) {
         upstreamTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
         lastChatModel: { type: 'string' },
         usage: { type: 'object' },
+        responses: { type: 'object' },
       },
     });
   } catch (e) {
