@@ -2,6 +2,7 @@
 // wire formats from precomputed buffers, so it is never the bottleneck.
 //   POST /v1/chat/completions                        OpenAI (JSON, or SSE when the body has "stream":true)
 //   POST /v1/messages                                Anthropic (JSON, or SSE when the body has "stream":true)
+//   POST /v1/responses                               OpenAI Responses (JSON, or typed SSE events)
 //   POST /v1beta/models/{m}:generateContent          Gemini JSON
 //   POST /v1beta/models/{m}:streamGenerateContent    Gemini SSE (events separated by \r\n\r\n, no [DONE])
 // Streams are STREAM_EVENTS events, the first sent with the headers, then one every STREAM_DELAY_MS.
@@ -11,7 +12,7 @@
 // Usage: node bench/fast-mock.ts [port] [events] [delayMs]   → prints {"port":N} on stdout.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicJson, geminiJson, mockStreams, openaiJson } from './mock-answers.ts';
+import { anthropicJson, geminiJson, mockStreams, openaiJson, responsesJson } from './mock-answers.ts';
 
 const port = Number(process.argv[2] ?? 0);
 const EVENTS = Math.max(4, Number(process.argv[3] ?? 20));
@@ -44,6 +45,9 @@ function answer(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   } else if (url.startsWith('/v1/messages')) {
     if (stream) sendStream(res, streams.anthropic);
     else res.writeHead(200, JSON_HEADERS(anthropicJson.length)).end(anthropicJson);
+  } else if (url.startsWith('/v1/responses')) {
+    if (stream) sendStream(res, streams.responses);
+    else res.writeHead(200, JSON_HEADERS(responsesJson.length)).end(responsesJson);
   } else if (url.includes(':streamGenerateContent')) {
     sendStream(res, streams.gemini);
   } else if (url.includes(':generateContent')) {

@@ -21,7 +21,15 @@ const geminiResponse = (text: string, n: number, finish?: string) => ({
 });
 export const geminiJson = Buffer.from(JSON.stringify(geminiResponse(TEXT, 6, 'STOP')));
 
-export interface MockStreams { openai: string[]; anthropic: string[]; gemini: string[] }
+const responsesUsage = (n: number) => ({ input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: n, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 + n });
+const responsesObject = (status: string, output: unknown[], n: number) => ({
+  id: 'resp_bench', object: 'response', created_at: 1767225600, status, error: null, incomplete_details: null, model: 'gpt-5.4',
+  output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], store: true, usage: status === 'completed' ? responsesUsage(n) : null,
+});
+const responsesMessage = (text: string) => ({ id: 'msg_bench', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+export const responsesJson = Buffer.from(JSON.stringify(responsesObject('completed', [responsesMessage(TEXT)], 6)));
+
+export interface MockStreams { openai: string[]; anthropic: string[]; gemini: string[]; responses: string[] }
 
 /** Exactly `events` SSE events per stream (Gemini's separated by \r\n\r\n, with no [DONE]). */
 export function mockStreams(events: number): MockStreams {
@@ -43,5 +51,25 @@ export function mockStreams(events: number): MockStreams {
       aev('message_stop', { type: 'message_stop' }),
     ],
     gemini: Array.from({ length: events }, (_, i) => `data: ${JSON.stringify(geminiResponse(`tok${i}@%TS% `, i + 1, i === events - 1 ? 'STOP' : undefined))}\r\n\r\n`),
+    responses: responsesStream(Math.max(1, events - 8)),
   };
+}
+
+/** OpenAI's Responses stream: 8 lifecycle events around `deltas` output_text deltas. */
+function responsesStream(deltas: number): string[] {
+  let seq = 0;
+  const ev = (type: string, fields: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
+  const item = { item_id: 'msg_bench', output_index: 0, content_index: 0 };
+  const text = Array.from({ length: deltas }, (_, i) => `tok${i}@0 `).join('');
+  return [
+    ev('response.created', { response: responsesObject('in_progress', [], 0) }),
+    ev('response.in_progress', { response: responsesObject('in_progress', [], 0) }),
+    ev('response.output_item.added', { output_index: 0, item: { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] } }),
+    ev('response.content_part.added', { ...item, part: { type: 'output_text', text: '', annotations: [] } }),
+    ...Array.from({ length: deltas }, (_, i) => ev('response.output_text.delta', { ...item, delta: `tok${i}@%TS% ` })),
+    ev('response.output_text.done', { ...item, text }),
+    ev('response.content_part.done', { ...item, part: { type: 'output_text', text, annotations: [] } }),
+    ev('response.output_item.done', { output_index: 0, item: responsesMessage(text) }),
+    ev('response.completed', { response: responsesObject('completed', [responsesMessage(text)], deltas) }),
+  ];
 }

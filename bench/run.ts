@@ -97,6 +97,12 @@ async function waitHost(maxMs: number): Promise<number> {
 // targets ("no added delay beyond the floor's") get a stated tolerance for measurement noise.
 const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65 };
 
+/** The hub's doors at the root, the issue that set their targets, and the provider each serves untranslated. */
+const DOORS: ReadonlyArray<{ kind: Target['kind']; issue: string; fastPath: string }> = [
+  { kind: 'messages', issue: '#11', fastPath: 'anthropic' },
+  { kind: 'responses', issue: '#12', fastPath: 'openai' },
+];
+
 // ---------------------------------------------------------------------------------------------
 // Requests
 const SYSTEM = 'You are a terse assistant.';
@@ -110,15 +116,19 @@ const anthropicBody = (stream: boolean, model = 'claude-opus-5') => JSON.stringi
 const geminiBody = JSON.stringify({
   systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: 'user', parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 64 },
 });
+const responsesBody = (model: string, stream: boolean) => JSON.stringify({
+  model, instructions: SYSTEM, input: USER, max_output_tokens: 64, ...(stream ? { stream: true } : {}),
+});
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const openaiShape = (j: Json) => typeof j?.choices?.[0]?.message?.content === 'string' && j.choices[0].message.content.length > 0;
 const anthropicShape = (j: Json) => typeof j?.content?.[0]?.text === 'string';
 const geminiShape = (j: Json) => typeof j?.candidates?.[0]?.content?.parts?.[0]?.text === 'string';
+const responsesShape = (j: Json) => j?.status === 'completed' && typeof j?.output?.at?.(-1)?.content?.[0]?.text === 'string';
 
 interface Target {
   id: string;
   label: string;
-  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'peer' | 'context';
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'responses' | 'peer' | 'context';
   provider?: 'openai' | 'anthropic' | 'gemini';
   port: number;
   pid?: number;
@@ -279,6 +289,9 @@ async function main(): Promise<void> {
     { id: 'messages-anthropic', label: 'messages → Anthropic (fast path)', kind: 'messages', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false), streamPath: '/v1/messages', streamBody: anthropicBody(true), headers: auth, shape: anthropicShape },
     { id: 'messages-openai', label: 'messages → OpenAI', kind: 'messages', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'openai/gpt-5.4'), headers: auth, shape: anthropicShape },
     { id: 'messages-gemini', label: 'messages → Gemini', kind: 'messages', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'gemini/gemini-3.5-flash'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'gemini/gemini-3.5-flash'), headers: auth, shape: anthropicShape },
+    { id: 'responses-openai', label: 'responses → OpenAI (fast path)', kind: 'responses', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gpt-5.4', false), streamPath: '/v1/responses', streamBody: responsesBody('gpt-5.4', true), headers: auth, shape: responsesShape },
+    { id: 'responses-anthropic', label: 'responses → Anthropic', kind: 'responses', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('anthropic/claude-opus-5', false), streamPath: '/v1/responses', streamBody: responsesBody('anthropic/claude-opus-5', true), headers: auth, shape: responsesShape },
+    { id: 'responses-gemini', label: 'responses → Gemini', kind: 'responses', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gemini/gemini-3.5-flash', false), streamPath: '/v1/responses', streamBody: responsesBody('gemini/gemini-3.5-flash', true), headers: auth, shape: responsesShape },
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
@@ -481,7 +494,7 @@ async function main(): Promise<void> {
   L.push('|---|---:|---:|');
   const cpuRow = (id: string) => CONCURRENCY.map((c) => us(med(id, c, (s) => s.cpuPerReq))).join(' / ');
   L.push(`| daemon | ${mib(rss.daemon)} | ${na('native-openai') ? 'n/a' : cpuRow('native-openai')} |`);
-  for (const u of ['unified-openai', 'unified-anthropic', 'unified-gemini', 'messages-anthropic', 'messages-openai', 'messages-gemini']) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
+  for (const u of targets.filter((t) => t.kind === 'unified' || DOORS.some((door) => door.kind === t.kind)).map((t) => t.id)) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
   L.push(`| reference floor | ${mib(rss.floor)} | ${cpuRow('floor')} |`);
   if (PEERS) L.push(`| Portkey | ${mib(rss.portkey)} | ${na('portkey') ? 'n/a' : cpuRow('portkey')} |`);
   L.push(`| bench mock | ${mib(rss.mock)} | — |`, '');
@@ -557,19 +570,24 @@ async function main(): Promise<void> {
     const d = pairedS(id, 'floor', 'delay');
     rows.push(['#3', `unified → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
   }
-  // #11: the Messages door. Its fast path (a Claude model) against the floor like native pass-through;
-  // its translated paths like the unified endpoint, with their own, higher bar.
-  for (const p of ['anthropic', 'openai', 'gemini']) {
-    const id = `messages-${p}`;
-    const floorShare = p === 'anthropic' ? T.fastPathVsFloor : T.translatedVsFloor;
-    const what = `messages → ${p}${p === 'anthropic' ? ' (fast path)' : ''} ≥ ${pct(floorShare)} of floor req/s`;
-    if (na(id)) { rows.push(['#11', what, `n/a (${na(id)})`, undefined]); continue; }
-    const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
-    rows.push(['#11', what, m, ok]);
-    const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
-    if (reason) continue;
-    const d = pairedS(id, 'floor', 'delay');
-    rows.push(['#11', `messages → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  // The hub's doors (#11 Messages, #12 Responses): a door's fast path (its own provider) against the
+  // floor like native pass-through; its translated paths like the unified endpoint, with their own,
+  // higher bar.
+  for (const door of DOORS) {
+    for (const p of ['anthropic', 'openai', 'gemini']) {
+      const id = `${door.kind}-${p}`;
+      if (!byId.has(id)) continue;
+      const fast = p === door.fastPath;
+      const floorShare = fast ? T.fastPathVsFloor : T.translatedVsFloor;
+      const what = `${door.kind} → ${p}${fast ? ' (fast path)' : ''} ≥ ${pct(floorShare)} of floor req/s`;
+      if (na(id)) { rows.push([door.issue, what, `n/a (${na(id)})`, undefined]); continue; }
+      const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
+      rows.push([door.issue, what, m, ok]);
+      const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
+      if (reason) continue;
+      const d = pairedS(id, 'floor', 'delay');
+      rows.push([door.issue, `${door.kind} → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+    }
   }
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
   else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);

@@ -4,7 +4,9 @@
 // { [id]: { ttfb: ms[], total: ms[], chunks: n[], error?: string } }.
 // TTFB = request written → first body byte; total = request written → end of the body;
 // delay = per stream, the median time from the mock writing a text token (`tok{i}@{hrtime ns}`) to
-// this client receiving it — the per-chunk delivery latency through the path.
+// this client receiving it — the per-chunk delivery latency through the path. A token counts the
+// first time it arrives: protocols that repeat the whole text at the end (Responses' `.done` and
+// `response.completed` events) would otherwise add its age at the stream's end.
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 
@@ -12,7 +14,7 @@ interface Target { id: string; port: number; path: string; body: string; headers
 interface Sample { ttfb: number; total: number; chunks: number; delay: number; status: number; text: string }
 interface Result { ttfb: number[]; total: number[]; chunks: number[]; delay: number[]; error?: string }
 
-const TOKEN = /tok\d+@(\d+)/g;
+const TOKEN = /tok(\d+)@(\d+)/g;
 const med = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[s.length >> 1]! : NaN; };
 
 const agents = new Map<string, Agent>();
@@ -25,6 +27,7 @@ function once(agent: Agent, t: Target): Promise<Sample> {
     let chunks = 0;
     let head = '';
     const delays: number[] = [];
+    const seen = new Set<string>();
     const req = request({
       host: '127.0.0.1', port: t.port, path: t.path, method: 'POST', agent,
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': body.length, ...t.headers },
@@ -32,7 +35,11 @@ function once(agent: Agent, t: Target): Promise<Sample> {
       res.on('data', (c: Buffer) => {
         const now = process.hrtime.bigint();
         if (ttfb < 0) ttfb = performance.now() - t0;
-        for (const m of c.toString('latin1').matchAll(TOKEN)) delays.push(Number(now - BigInt(m[1]!)) / 1000);
+        for (const m of c.toString('latin1').matchAll(TOKEN)) {
+          if (seen.has(m[1]!)) continue;
+          seen.add(m[1]!);
+          delays.push(Number(now - BigInt(m[2]!)) / 1000);
+        }
         chunks++;
         if (head.length < 1024) head += c.toString('utf8');
       });
