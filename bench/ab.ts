@@ -1,4 +1,4 @@
-// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--bare]`:
+// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare]`:
 // a quick check while working on the hot path — the floor and the daemon, pinned as in the bench,
 // alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
 // Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   const floor = await startServer<{ port: number; pid: number }>('floor', 0, [process.execPath, join(BENCH_DIR, 'floor.ts'), origin]);
   const daemon = await startServer<{ port: number; pid: number; proxyKey: string }>('daemon', 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
   const bodyFile = join(BENCH_DIR, 'results', '.ab-body.json');
-  writeFileSync(bodyFile, JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 }));
+  // --body: the daemon's request body as given (another door's shape); the model still comes from --model.
+  const body = argv.includes('--body') ? { ...JSON.parse(arg('--body', '{}')), model: MODEL } : { model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 };
+  writeFileSync(bodyFile, JSON.stringify(body));
   const targets = [
     { name: 'floor', port: floor.info.port, pid: floor.info.pid, path: MODEL.startsWith('claude') ? '/v1/messages' : '/v1/chat/completions', headers: {} },
     { name: 'daemon', port: daemon.info.port, pid: daemon.info.pid, path: PATH, headers: { authorization: `Bearer ${daemon.info.proxyKey}` } },
