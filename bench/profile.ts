@@ -16,6 +16,7 @@ const C = num('--c', 16);
 const ONLY = argv.includes('--only') ? argv[argv.indexOf('--only') + 1]!.split(',') : null;
 
 const body = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+const responses = (model: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model, instructions: 'You are a terse assistant.', input: 'Say hello in five words.', max_output_tokens: 64, ...extra });
 const scenarios: Array<{ id: string; path: string; body: string; subscriber?: boolean; floor?: boolean }> = [
   { id: 'floor', path: '/v1/chat/completions', body: body('gpt-5.4'), floor: true },
   { id: 'native-openai', path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
@@ -28,6 +29,11 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   { id: 'stream-unified-openai', path: '/v1/chat/completions', body: body('gpt-5.4', true) },
   { id: 'stream-unified-anthropic', path: '/v1/chat/completions', body: body('claude-opus-5', true) },
   { id: 'stream-unified-gemini', path: '/v1/chat/completions', body: body('gemini-3.5-flash', true) },
+  // The other doors, translated: the Messages door to OpenAI, the Responses door to Anthropic (its
+  // answers kept in the response store, as by default, and not).
+  { id: 'messages-openai', path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
+  { id: 'responses-anthropic', path: '/v1/responses', body: responses('anthropic/claude-opus-5') },
+  { id: 'responses-anthropic-unstored', path: '/v1/responses', body: responses('anthropic/claude-opus-5', { store: false }) },
 ];
 
 async function main(): Promise<void> {
