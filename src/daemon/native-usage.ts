@@ -9,7 +9,7 @@ export interface UsageTap {
   outputTokens(): number | undefined;
   usage(): TokenUsage;
   model(): string | null;
-  /** The stream's own terminator was seen (Anthropic `message_stop`, OpenAI `[DONE]`). */
+  /** The stream's own terminator was seen (Anthropic `message_stop`, OpenAI `[DONE]`, Responses' last lifecycle event). */
   complete(): boolean;
 }
 
@@ -38,9 +38,10 @@ export function openaiUsage(u: Obj | undefined, into: TokenUsage): void {
   if (!u) return;
   into.inputTokens = num(u.prompt_tokens) ?? num(u.input_tokens);
   into.outputTokens = num(u.completion_tokens) ?? num(u.output_tokens);
-  const cached = num(obj(u.prompt_tokens_details)?.cached_tokens);
+  // Chat names the details after prompt/completion, Responses after input/output.
+  const cached = num(obj(u.prompt_tokens_details ?? u.input_tokens_details)?.cached_tokens);
   if (cached !== undefined) into.cachedTokens = cached;
-  const reasoning = num(obj(u.completion_tokens_details)?.reasoning_tokens);
+  const reasoning = num(obj(u.completion_tokens_details ?? u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) into.reasoningTokens = reasoning;
 }
 
@@ -103,8 +104,8 @@ function firstStringValue(body: Buffer, key: string): string | null {
 function usageFromJsonBody(protocol: ProtocolId, body: Buffer, usage: TokenUsage): string | null {
   const u = obj(objectAfterLastKey(body, protocol === 'gemini' ? 'usageMetadata' : 'usage'));
   if (protocol === 'anthropic') anthropicUsage(u, usage);
-  else if (protocol === 'openai-chat') openaiUsage(u, usage);
-  else geminiUsage(u, usage);
+  else if (protocol === 'gemini') geminiUsage(u, usage);
+  else openaiUsage(u, usage);
   const model = firstStringValue(body, protocol === 'gemini' ? 'modelVersion' : 'model');
   return model === null ? null : model.replace(/^models\//, '');
 }
@@ -116,8 +117,8 @@ function fromBody(protocol: ProtocolId, body: unknown, usage: TokenUsage): strin
     const o = obj(item);
     if (!o) continue;
     if (protocol === 'anthropic') anthropicUsage(obj(o.usage), usage);
-    else if (protocol === 'openai-chat') openaiUsage(obj(o.usage), usage);
-    else geminiUsage(obj(o.usageMetadata), usage);
+    else if (protocol === 'gemini') geminiUsage(obj(o.usageMetadata), usage);
+    else openaiUsage(obj(o.usage), usage);
     const m = o.model ?? o.modelVersion;
     if (typeof m === 'string') model = m.replace(/^models\//, '');
   }
@@ -144,6 +145,12 @@ export function createNativeUsageTap(protocol: ProtocolId, contentType: string):
         if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
         if (!ev.data.includes('"usage":{')) return;
         openaiUsage(obj(obj(parse(ev.data))?.usage), usage);
+      } else if (protocol === 'openai-responses') {
+        // The lifecycle events carry the response object; only the last one has usage.
+        if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
+        if (ev.event !== 'response.completed' && ev.event !== 'response.incomplete' && ev.event !== 'response.failed') return;
+        complete = true;
+        openaiUsage(obj(obj(obj(parse(ev.data))?.response)?.usage), usage);
       } else {
         lastGemini = ev.data; // cumulative: only the latest matters, parsed on demand
       }

@@ -7,7 +7,8 @@ import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey } from './auth.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { provider as descriptor } from '../providers/registry.js';
+import { provider as descriptor, type ProviderDescriptor } from '../providers/registry.js';
+import type { ProtocolId } from '../providers/ir/protocol.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
@@ -75,7 +76,12 @@ export async function handleNative(
   seen.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
-  await relayAsIs(ctx, provider, res, tracker, { stream, model, capture }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+  await relayAsIs(ctx, provider, res, tracker, { stream, model, capture, protocol: answerProtocol(p, upstreamPath) }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+}
+
+/** The protocol a native path's answer is in: another one the provider also speaks when the path is its, else its main one. */
+function answerProtocol(p: ProviderDescriptor, upstreamPath: string): ProtocolId {
+  return p.alsoSpeaks?.find((id) => upstreamPath.startsWith(PROTOCOL_FACTS[id].mainPath)) ?? p.protocol;
 }
 
 /**
@@ -86,10 +92,10 @@ export async function handleNative(
  */
 export function relayAsIs(
   ctx: DaemonContext, provider: ProviderId, res: ServerResponse, tracker: RequestTracker,
-  opts: { stream: boolean; model: string | null; capture: BodyCapture | undefined }, call: Dispatcher.DispatchOptions,
+  opts: { stream: boolean; model: string | null; capture: BodyCapture | undefined; protocol: ProtocolId }, call: Dispatcher.DispatchOptions,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const relay = new NativeRelay(res, tracker, provider, ctx.upstreams, opts.stream, opts.model, opts.capture, resolve, reject);
+    const relay = new NativeRelay(res, tracker, provider, opts.protocol, ctx.upstreams, opts.stream, opts.model, opts.capture, resolve, reject);
     ctx.upstreams.dispatcher(provider).dispatch(call, relay);
   });
 }
@@ -110,6 +116,8 @@ class NativeRelay extends ClientBoundCall {
 
   constructor(
     private readonly res: ServerResponse, private readonly tracker: RequestTracker, private readonly provider: ProviderId,
+    /** The wire protocol of the answer, to read its usage. */
+    private readonly protocol: ProtocolId,
     private readonly upstreams: Upstreams, private readonly stream: boolean, private readonly model: string | null,
     private readonly capture: BodyCapture | undefined, private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
   ) {
@@ -125,7 +133,7 @@ class NativeRelay extends ClientBoundCall {
     // with its first body bytes, in one write.
     if (streaming) this.res.flushHeaders();
     this.streaming = streaming;
-    this.tap = createNativeUsageTap(descriptor(this.provider).protocol, contentType);
+    this.tap = createNativeUsageTap(this.protocol, contentType);
     this.tracker.responseIsStream(streaming);
   }
 

@@ -253,7 +253,7 @@ export async function fastPath(
   headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
   const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
-  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
+  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture, protocol: door.protocol }, { method: 'POST', path, headers, body: out });
 }
 
 /**

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript, FINAL_TEXT } from '../helpers/scripted-providers.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
+import type { GatewayEvent } from '../../src/daemon/events.js';
 
 let gw: TestGateway;
 let client: OpenAI;
@@ -40,6 +41,23 @@ describe('Responses door → OpenAI (fast path)', () => {
     const final = await client.responses.stream({ model: 'gpt-5.4', input: 'hi' }).finalResponse();
     expect(final.output_text).toBe(MOCK_TEXT);
     expect(JSON.parse(last().body.toString()).model).toBe('gpt-5.4');
+  });
+
+  it.each([
+    ['the Responses door, streamed', '/v1/responses', true],
+    ['the Responses door, whole', '/v1/responses', false],
+    ['the native prefix, streamed', '/openai/v1/responses', true],
+  ] as const)('accounts the tokens of an answer relayed untouched: %s', async (_what, path, stream) => {
+    const seen: GatewayEvent[] = [];
+    const unsubscribe = gw.daemon.ctx.bus.subscribe((e) => seen.push(e));
+    try {
+      const r = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.4', input: 'hi', stream }) });
+      expect(r.status).toBe(200);
+      await r.text();
+      await expect.poll(() => seen.some((e) => e.type === 'finished' || e.type === 'failed')).toBe(true);
+      // The mock's usage: 12 input tokens, one output token per word of its answer.
+      expect(seen.find((e) => e.type === 'finished')).toMatchObject({ status: 200, model: 'gpt-5.4', usage: { inputTokens: 12, outputTokens: MOCK_TEXT.split(' ').length, cachedTokens: 0, reasoningTokens: 0 } });
+    } finally { unsubscribe(); }
   });
 
   it('a stored conversation from a Claude model continues on OpenAI, sent whole', async () => {
