@@ -11,7 +11,11 @@ export interface UsageTap {
   model(): string | null;
   /** The stream's own terminator was seen (Anthropic `message_stop`, OpenAI `[DONE]`, Responses' last lifecycle event). */
   complete(): boolean;
+  /** A Responses answer's id (`resp_…`), which the provider keeps for GET and previous_response_id; null for other protocols. */
+  responseId(): string | null;
 }
+
+const RESPONSE_ID = /"id":\s*"(resp_[^"]{1,200})"/;
 
 const JSON_CAP = 8 * 1024 * 1024; // larger JSON bodies are forwarded but not read for usage
 
@@ -132,6 +136,7 @@ export function createNativeUsageTap(protocol: ProtocolId, contentType: string):
     const parser = new SseParser();
     let lastGemini: string | undefined;
     let complete = false;
+    let responseId: string | null = null;
     const onData = (ev: { event?: string; data: string }) => {
       if (protocol === 'anthropic') {
         if (ev.event === 'message_stop') complete = true;
@@ -148,6 +153,7 @@ export function createNativeUsageTap(protocol: ProtocolId, contentType: string):
       } else if (protocol === 'openai-responses') {
         // The lifecycle events carry the response object; only the last one has usage.
         if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
+        if (responseId === null && ev.event === 'response.created') responseId = RESPONSE_ID.exec(ev.data)?.[1] ?? null;
         if (ev.event !== 'response.completed' && ev.event !== 'response.incomplete' && ev.event !== 'response.failed') return;
         complete = true;
         openaiUsage(obj(obj(obj(parse(ev.data))?.response)?.usage), usage);
@@ -167,6 +173,7 @@ export function createNativeUsageTap(protocol: ProtocolId, contentType: string):
       usage() { for (const ev of parser.end()) onData(ev); flushGemini(); return usage; },
       model() { flushGemini(); return model; },
       complete: () => complete,
+      responseId: () => responseId,
     };
   }
   if (contentType.includes('json')) return new JsonUsageTap(protocol);
@@ -180,6 +187,7 @@ class JsonUsageTap implements UsageTap {
   private read = false;
   private readonly found: TokenUsage = {};
   private foundModel: string | null = null;
+  private foundId: string | null = null;
 
   constructor(private readonly protocol: ProtocolId) {}
 
@@ -192,12 +200,18 @@ class JsonUsageTap implements UsageTap {
   usage(): TokenUsage { this.finish(); return this.found; }
   model(): string | null { this.finish(); return this.foundModel; }
   complete(): boolean { return false; }
+  responseId(): string | null { this.finish(); return this.foundId; }
 
   private finish(): void {
     if (this.read) return;
     this.read = true;
     const { parts, size } = this;
-    if (size > 0 && size <= JSON_CAP) this.foundModel = usageFromJsonBody(this.protocol, parts.length === 1 ? parts[0]! : Buffer.concat(parts, size), this.found);
+    if (size > 0 && size <= JSON_CAP) {
+      const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+      this.foundModel = usageFromJsonBody(this.protocol, body, this.found);
+      // The response object's own id is its first key.
+      if (this.protocol === 'openai-responses') this.foundId = RESPONSE_ID.exec(body.toString('latin1', 0, 512))?.[1] ?? null;
+    }
     this.parts = [];
   }
 }

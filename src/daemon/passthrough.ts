@@ -84,6 +84,16 @@ function answerProtocol(p: ProviderDescriptor, upstreamPath: string): ProtocolId
   return p.alsoSpeaks?.find((id) => upstreamPath.startsWith(PROTOCOL_FACTS[id].mainPath)) ?? p.protocol;
 }
 
+export interface RelayOptions {
+  stream: boolean;
+  model: string | null;
+  capture: BodyCapture | undefined;
+  /** The wire protocol of the answer, to read its usage. */
+  protocol: ProtocolId;
+  /** Called with the answer's usage tap once a successful answer has reached the client whole. */
+  onAnswered?: (tap: UsageTap) => void;
+}
+
 /**
  * Sends one request upstream and relays the provider's answer to the client as it comes, status,
  * headers and bytes unchanged, with its usage accounted (native prefixes, and the doors' fast path).
@@ -92,10 +102,10 @@ function answerProtocol(p: ProviderDescriptor, upstreamPath: string): ProtocolId
  */
 export function relayAsIs(
   ctx: DaemonContext, provider: ProviderId, res: ServerResponse, tracker: RequestTracker,
-  opts: { stream: boolean; model: string | null; capture: BodyCapture | undefined; protocol: ProtocolId }, call: Dispatcher.DispatchOptions,
+  opts: RelayOptions, call: Dispatcher.DispatchOptions,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const relay = new NativeRelay(res, tracker, provider, opts.protocol, ctx.upstreams, opts.stream, opts.model, opts.capture, resolve, reject);
+    const relay = new NativeRelay(res, tracker, provider, opts, ctx.upstreams, resolve, reject);
     ctx.upstreams.dispatcher(provider).dispatch(call, relay);
   });
 }
@@ -116,10 +126,8 @@ class NativeRelay extends ClientBoundCall {
 
   constructor(
     private readonly res: ServerResponse, private readonly tracker: RequestTracker, private readonly provider: ProviderId,
-    /** The wire protocol of the answer, to read its usage. */
-    private readonly protocol: ProtocolId,
-    private readonly upstreams: Upstreams, private readonly stream: boolean, private readonly model: string | null,
-    private readonly capture: BodyCapture | undefined, private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
+    private readonly opts: RelayOptions, private readonly upstreams: Upstreams,
+    private readonly resolve: () => void, private readonly reject: (e: unknown) => void,
   ) {
     super(res);
   }
@@ -127,13 +135,13 @@ class NativeRelay extends ClientBoundCall {
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
     const contentType = String(headers['content-type'] ?? '');
-    const streaming = this.stream || contentType.includes('text/event-stream');
+    const streaming = this.opts.stream || contentType.includes('text/event-stream');
     this.res.writeHead(statusCode, forwardResponseHeaders(headers));
     // A stream's headers go out now, as the provider sent them; any other response's headers leave
     // with its first body bytes, in one write.
     if (streaming) this.res.flushHeaders();
     this.streaming = streaming;
-    this.tap = createNativeUsageTap(this.protocol, contentType);
+    this.tap = createNativeUsageTap(this.opts.protocol, contentType);
     this.tracker.responseIsStream(streaming);
   }
 
@@ -143,7 +151,7 @@ class NativeRelay extends ClientBoundCall {
     const ok = this.streaming ? writeNow(this.res, chunk) : this.res.write(chunk);
     // Accounting after the write: the bytes go first.
     this.tap?.push(chunk);
-    this.capture?.wrote(chunk);
+    this.opts.capture?.wrote(chunk);
     this.tracker.wrote(chunk.length, this.tap ? this.outputTokens : undefined);
     if (!ok) {
       controller.pause();
@@ -160,7 +168,10 @@ class NativeRelay extends ClientBoundCall {
       this.res.end();
       const usage = tap?.usage() ?? {};
       if (this.status >= 400) tracker.fail(this.status, 'upstream_error', `${this.provider} answered ${this.status}`, usage);
-      else tracker.finish(this.status, usage, tap?.model() ?? this.model);
+      else {
+        tracker.finish(this.status, usage, tap?.model() ?? this.opts.model);
+        if (tap) this.opts.onAnswered?.(tap);
+      }
     }
     this.resolve();
   }
@@ -179,7 +190,7 @@ class NativeRelay extends ClientBoundCall {
     }
     // Mid-body failure: the status line is gone; cut the connection so the client sees it broke.
     this.res.destroy();
-    if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.model);
+    if (tap?.complete()) tracker.finish(this.status, tap.usage(), tap.model() ?? this.opts.model);
     else if (this.clientGone) tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {});
     else {
       const ge = this.upstreams.failure(this.provider, err, this.streaming ? 'stream' : 'response');

@@ -23,7 +23,7 @@ import type { RequestMode } from './events.js';
 import { GatewayError } from './errors.js';
 import { forwardRequestHeaders, readBody, upstreamQuery } from './http-util.js';
 import { createIrRelay, irUsageToTokens } from './ir-relay.js';
-import { relayAsIs } from './passthrough.js';
+import { relayAsIs, type RelayOptions } from './passthrough.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
 import { createRelaySink } from './stream-relay.js';
@@ -242,6 +242,7 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
 export async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
   query: string, raw: Buffer, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+  onAnswered?: RelayOptions['onAnswered'],
 ): Promise<void> {
   const cleaned = door.withoutForeignState?.(raw, body);
   const out = cleaned ? Buffer.from(JSON.stringify({ ...cleaned, model }), 'utf8') : withModel(raw, body, model);
@@ -253,7 +254,7 @@ export async function fastPath(
   headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
   const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
-  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture, protocol: door.protocol }, { method: 'POST', path, headers, body: out });
+  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture, protocol: door.protocol, onAnswered }, { method: 'POST', path, headers, body: out });
 }
 
 /**

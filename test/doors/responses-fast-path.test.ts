@@ -60,6 +60,60 @@ describe('Responses door → OpenAI (fast path)', () => {
     } finally { unsubscribe(); }
   });
 
+  it('an answer OpenAI keeps is read and deleted back through the door by the key that made it, and by no other', async () => {
+    // OpenAI's side: it keeps resp_mock (the mock's id for every answer) until it is deleted.
+    let kept = true;
+    gw.mocks.openai.setHandler((r) => {
+      if (!r.url.startsWith('/v1/responses/resp_mock')) return undefined;
+      const reply = (status: number, body: unknown) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!kept) return reply(404, { error: { message: "Response with id 'resp_mock' not found.", type: 'invalid_request_error', param: null, code: null } });
+      if (r.method === 'DELETE') { kept = false; return reply(200, { id: 'resp_mock', object: 'response', deleted: true }); }
+      if (r.url.startsWith('/v1/responses/resp_mock/input_items')) return reply(200, { object: 'list', data: [{ id: 'msg_in', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'keep me' }] }], first_id: 'msg_in', last_id: 'msg_in', has_more: false });
+      return reply(200, { id: 'resp_mock', object: 'response', status: 'completed', model: 'gpt-5.4', output: [{ type: 'message', id: 'msg_out', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'kept by OpenAI', annotations: [] }] }] });
+    });
+    try {
+      const made = await client.responses.create({ model: 'openai/gpt-5.4', input: 'keep me' });
+      expect(made.id).toBe('resp_mock');
+      await expect.poll(async () => (await client.responses.retrieve('resp_mock').catch(() => undefined))?.output_text).toBe('kept by OpenAI');
+      const sent = gw.mocks.openai.requests.at(-1)!;
+      expect(`${sent.method} ${sent.url}`).toBe('GET /v1/responses/resp_mock');
+      expect(sent.headers.authorization).toBe(`Bearer ${gw.mocks.openai.key}`);
+      const items = await client.responses.inputItems.list('resp_mock');
+      expect(items.data.map((i) => i.id)).toEqual(['msg_in']);
+
+      // Another proxy key sees nothing, and nothing reaches OpenAI for it.
+      const other = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.keys.create({ name: 'other' }).key, maxRetries: 0 });
+      await gw.daemon.reload();
+      const before = gw.mocks.openai.requests.length;
+      await expect(other.responses.retrieve('resp_mock')).rejects.toMatchObject({ status: 404 });
+      await expect(other.responses.delete('resp_mock')).rejects.toMatchObject({ status: 404 });
+      expect(gw.mocks.openai.requests.length).toBe(before);
+
+      await client.responses.delete('resp_mock');
+      expect(kept).toBe(false);
+      await expect(client.responses.retrieve('resp_mock')).rejects.toMatchObject({ status: 404 });
+    } finally { gw.mocks.openai.setHandler(undefined); }
+  });
+
+  it('an answer OpenAI keeps cannot be continued on another provider\'s model: a 400 that says why', async () => {
+    const made = await client.responses.create({ model: 'gpt-5.4', input: 'hi' });
+    await expect.poll(() => gw.daemon.ctx.responses.get(made.id, gw.keys.list().find((k) => k.name === 'test')!.id)).toBeDefined();
+    const err = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'and then?', previous_response_id: made.id }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400, param: 'previous_response_id' });
+    expect((err as Error).message).toMatch(/kept by OpenAI.*continue it on one of OpenAI's models, or send its items as input/);
+    // On an OpenAI model the id goes to OpenAI as it came.
+    await client.responses.create({ model: 'gpt-5.4', input: 'and then?', previous_response_id: made.id });
+    expect(JSON.parse(gw.mocks.openai.requests.at(-1)!.body.toString()).previous_response_id).toBe(made.id);
+  });
+
+  it('a store: false answer from OpenAI is not recorded', async () => {
+    const keyId = gw.keys.list().find((k) => k.name === 'test')!.id;
+    await gw.daemon.ctx.responses.delete('resp_mock', keyId);
+    await client.responses.create({ model: 'gpt-5.4', input: 'hi', store: false });
+    await gw.daemon.ctx.responses.flush();
+    expect(await gw.daemon.ctx.responses.get('resp_mock', keyId)).toBeUndefined();
+  });
+
   it('a stored conversation from a Claude model continues on OpenAI, sent whole', async () => {
     const first = await client.responses.create({ model: 'anthropic/claude-sonnet-4-5', input: 'Remember: Paris.' });
     expect(first.output_text).toBe(FINAL_TEXT);

@@ -6,13 +6,17 @@
 // chains work as at OpenAI: the stored conversation is put in front of the new input, and the
 // provider sees the same conversation a client resending its items would send.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { upstreamProtocol } from '../../providers/registry.js';
+import { provider as descriptor, upstreamProtocol } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
-import { readBody } from '../http-util.js';
+import { forwardRequestHeaders, readBody, upstreamQuery } from '../http-util.js';
+import { relayAsIs } from '../passthrough.js';
+import { addProtocolHeaders, setProviderAuth } from '../upstream.js';
 import { extractKey } from '../auth.js';
 import { admit, fastPath, newIdSuffix, translateThrough, type Door } from '../pipeline.js';
 import { RequestTracker, type RequestFacts } from '../tracker.js';
+import type { UsageTap } from '../native-usage.js';
+import type { KeyRecord } from '../store/keys.js';
 import type { StoredResponse } from './store.js';
 
 export const RESPONSES_DOOR: Door = {
@@ -45,24 +49,31 @@ export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, 
 
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
   const own = inputItems(body.input);
-  // A chain the gateway holds (its answers came from a model that is not OpenAI's).
-  const prior = previousId === null ? undefined : await ctx.responses.conversation(previousId, record.id);
+  // A chain the gateway holds (its answers came from a model that is not OpenAI's), or one OpenAI keeps.
+  const chain = previousId === null ? undefined : await ctx.responses.conversation(previousId, record.id);
+  const prior = chain && 'items' in chain ? chain.items : undefined;
+  const store = body.store !== false;
 
   if (upstreamProtocol(p, model, door.protocol) === door.protocol) {
+    // The provider keeps the answer; the gateway records whose it is, for GET /v1/responses/{id}.
+    const remember = store ? (tap: UsageTap) => { const id = tap.responseId(); if (id !== null) ctx.responses.putHeld(id, record.id, p.id); } : undefined;
     // OpenAI keeps its own chains; one of ours moving to OpenAI is sent whole instead.
     if (prior === undefined) {
-      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture);
+      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture, remember);
       return;
     }
     const whole: Obj = { ...body, input: [...prior, ...own] };
     delete whole.previous_response_id;
-    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture);
+    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture, remember);
     return;
+  }
+  if (chain && 'heldBy' in chain) {
+    const holder = descriptor(chain.heldBy).displayName;
+    fail(new GatewayError('invalid_request', `previous_response_id: '${previousId}' is kept by ${holder} (it was made on one of its models), so the gateway cannot give it to ${p.displayName}; continue it on one of ${holder}'s models, or send its items as input`, 'previous_response_id'));
   }
   if (previousId !== null && prior === undefined) {
     fail(new GatewayError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, 'previous_response_id'));
   }
-  const store = body.store !== false;
   await translateThrough(ctx, door, p, providerKey, res, prior ? { ...body, input: [...prior, ...own] } : body, model, tracker, capture, {
     protocol: upstreamProtocol(p, model, door.protocol),
     echo: { ...body, store },
@@ -94,25 +105,47 @@ export async function handleStoredResponse(ctx: DaemonContext, req: IncomingMess
   if (!req.complete) await readBody(req, ctx.settings.bodyLimitBytes);
   const [id = '', sub, ...more] = rest.split('/');
   if (more.length > 0 || (sub !== undefined && sub !== 'input_items')) throw new GatewayError('not_found', `no route for ${req.method} /v1/responses/${rest}`);
-  const notFound = (): never => { throw new GatewayError('response_not_found', `Response with id '${id}' not found.`); };
-  if (sub === 'input_items') {
-    if (req.method !== 'GET') throw new GatewayError('method_not_allowed', 'use GET for /v1/responses/{id}/input_items');
-    const stored = await ctx.responses.get(id, record.id) ?? notFound();
-    sendJson(res, 200, listItems(stored, new URLSearchParams(query)));
+  if (sub === 'input_items' ? req.method !== 'GET' : req.method !== 'GET' && req.method !== 'DELETE') {
+    throw new GatewayError('method_not_allowed', sub === 'input_items' ? 'use GET for /v1/responses/{id}/input_items' : 'use GET or DELETE for /v1/responses/{id}');
+  }
+  const stored = await ctx.responses.get(id, record.id);
+  if (!stored) throw new GatewayError('response_not_found', `Response with id '${id}' not found.`);
+  if (stored.heldBy !== undefined) {
+    await fromHolder(ctx, req, res, record, stored.heldBy, rest, query);
+    if (req.method === 'DELETE' && res.statusCode < 300) await ctx.responses.delete(id, record.id);
     return;
   }
-  if (req.method === 'GET') {
-    if (new URLSearchParams(query).get('stream') === 'true') throw new GatewayError('invalid_request', 'stream=true: replaying a stored response as a stream is not supported by the gateway; retrieve it without stream', 'stream');
-    const stored = await ctx.responses.get(id, record.id) ?? notFound();
-    sendJson(res, 200, stored.response);
-    return;
-  }
-  if (req.method === 'DELETE') {
-    if (!(await ctx.responses.delete(id, record.id))) notFound();
+  if (sub === 'input_items') sendJson(res, 200, listItems(stored, new URLSearchParams(query)));
+  else if (req.method === 'DELETE') {
+    await ctx.responses.delete(id, record.id);
     sendJson(res, 200, { id, object: 'response', deleted: true });
-    return;
+  } else {
+    if (new URLSearchParams(query).get('stream') === 'true') throw new GatewayError('invalid_request', 'stream=true: replaying a stored response as a stream is not supported by the gateway; retrieve it without stream', 'stream');
+    sendJson(res, 200, stored.response);
   }
-  throw new GatewayError('method_not_allowed', 'use GET or DELETE for /v1/responses/{id}');
+}
+
+/**
+ * A stored-response call for an answer its provider keeps (made on one of OpenAI's models through
+ * the fast path): sent to the provider's own /v1/responses/… as it came, its answer relayed untouched.
+ */
+async function fromHolder(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, record: KeyRecord, heldBy: string, rest: string, query: string): Promise<void> {
+  const p = descriptor(heldBy);
+  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
+  const path = `${RESPONSES_DOOR.path}/${rest}`;
+  const stream = new URLSearchParams(query).get('stream') === 'true';
+  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
+    keyId: record.id, keyName: record.name, mode: RESPONSES_DOOR.mode, provider: p.id, model: null,
+    method: req.method ?? 'GET', path, stream, requestBytes: 0, headers: req.headers,
+  });
+  const headers = forwardRequestHeaders(req.headers);
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  setProviderAuth(p.id, headers, providerKey);
+  addProtocolHeaders(p.id, headers);
+  headers['accept-encoding'] = 'identity';
+  const q = upstreamQuery(query);
+  await relayAsIs(ctx, p.id, res, tracker, { stream, model: null, capture: undefined, protocol: RESPONSES_DOOR.protocol }, { method: req.method as 'GET' | 'DELETE', path: `${p.basePath}${path}${q ? `?${q}` : ''}`, headers });
 }
 
 /** OpenAI's list page: `order` (default desc), `after` (an item id), `limit` (1–100, default 20). */

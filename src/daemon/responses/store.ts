@@ -1,5 +1,7 @@
 // The gateway's own store of Responses API answers, for `previous_response_id` and
-// GET/DELETE /v1/responses/{id} on models that are not OpenAI's (OpenAI keeps its own). One SQLite
+// GET/DELETE /v1/responses/{id} on models that are not OpenAI's. Answers OpenAI keeps itself (its
+// models, through the fast path) are recorded here only by id and owner, so that the same client
+// can read them back through the door and no other proxy key can. One SQLite
 // file (`responses.db`, 0600) beside the usage history. A request never waits on the disk: new
 // answers and deletions are kept in memory and written in one transaction every half second (and
 // on close); reads look at that queue first. Each answer belongs to the proxy key that made it;
@@ -45,9 +47,14 @@ export interface StoredResponse {
   input: unknown[];
   output: unknown[];
   response: Record<string, unknown>;
+  /** The provider whose API keeps this answer (input, output and response then empty here). */
+  heldBy?: string;
 }
 
-interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; output: string; response: string }
+/** What a previous_response_id stands for: the stored conversation, or an answer a provider keeps. */
+export type Chain = { items: unknown[] } | { heldBy: string };
+
+interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; output: string; response: string; held_by: string | null }
 
 export class ResponseStore {
   private db: Database | undefined;
@@ -99,8 +106,16 @@ export class ResponseStore {
     return true;
   }
 
-  /** The conversation `id` ends: every input and output item of its chain, oldest first; undefined when a link is missing. */
-  async conversation(id: string, keyId: string): Promise<unknown[] | undefined> {
+  /** Records an answer a provider keeps itself, as the key that made it. */
+  putHeld(id: string, keyId: string, provider: string): void {
+    this.put({ id, keyId, createdAt: this.clock(), previousId: null, input: [], output: [], response: {}, heldBy: provider });
+  }
+
+  /**
+   * The conversation `id` ends: every input and output item of its chain, oldest first, or the
+   * provider that keeps it; undefined when a link is missing.
+   */
+  async conversation(id: string, keyId: string): Promise<Chain | undefined> {
     const chain: StoredResponse[] = [];
     const seen = new Set<string>();
     for (let next: string | null = id; next !== null; ) {
@@ -108,10 +123,11 @@ export class ResponseStore {
       seen.add(next);
       const r = await this.get(next, keyId);
       if (!r) return undefined;
+      if (r.heldBy !== undefined) return chain.length === 0 ? { heldBy: r.heldBy } : undefined;
       chain.push(r);
       next = r.previousId;
     }
-    return chain.reverse().flatMap((r) => [...r.input, ...r.output]);
+    return { items: chain.reverse().flatMap((r) => [...r.input, ...r.output]) };
   }
 
   /** Writes what is queued now (also run by the timer and on close). */
@@ -120,7 +136,7 @@ export class ResponseStore {
     const db = await this.open();
     const rows = [...this.pending.values()];
     const gone = [...this.deleted];
-    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, output, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, output, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ?');
     db.exec('BEGIN');
     try {
@@ -128,7 +144,7 @@ export class ResponseStore {
         const input = JSON.stringify(r.input);
         const output = JSON.stringify(r.output);
         const response = JSON.stringify(r.response);
-        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + output.length + response.length, input, output, response);
+        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + output.length + response.length, input, output, response, r.heldBy ?? null);
       }
       for (const id of gone) remove.run(id);
       db.exec('COMMIT');
@@ -199,7 +215,7 @@ export class ResponseStore {
       const db = new DatabaseSync(this.path);
       db.exec(`PRAGMA journal_mode = WAL;
         CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
-          previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, output TEXT NOT NULL, response TEXT NOT NULL);
+          previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, output TEXT NOT NULL, response TEXT NOT NULL, held_by TEXT);
         CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at);`);
       this.statements.clear();
       this.db = db;
@@ -214,5 +230,6 @@ function fromRow(row: Row): StoredResponse {
   return {
     id: row.id, keyId: row.key_id, createdAt: row.created_at, previousId: row.previous_id,
     input: JSON.parse(row.input) as unknown[], output: JSON.parse(row.output) as unknown[], response: JSON.parse(row.response) as Record<string, unknown>,
+    ...(row.held_by !== null ? { heldBy: row.held_by } : {}),
   };
 }
