@@ -59,12 +59,12 @@ export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, 
     const remember = store ? (tap: UsageTap) => { const id = tap.responseId(); if (id !== null) ctx.responses.putHeld(id, record.id, p.id); } : undefined;
     // OpenAI keeps its own chains; one of ours moving to OpenAI is sent whole instead.
     if (prior === undefined) {
-      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture, remember);
+      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture, body.stream === true, remember);
       return;
     }
     const whole: Obj = { ...body, input: [...prior, ...own] };
     delete whole.previous_response_id;
-    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture, remember);
+    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture, body.stream === true, remember);
     return;
   }
   if (chain && 'heldBy' in chain) {
