@@ -98,9 +98,10 @@ async function waitHost(maxMs: number): Promise<number> {
 const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65 };
 
 /** The hub's doors at the root, the issue that set their targets, and the provider each serves untranslated. */
-const DOORS: ReadonlyArray<{ kind: Target['kind']; issue: string; fastPath: string }> = [
-  { kind: 'messages', issue: '#11', fastPath: 'anthropic' },
-  { kind: 'responses', issue: '#12', fastPath: 'openai' },
+const DOORS: ReadonlyArray<{ kind: Target['kind']; name: string; issue: string; fastPath: string }> = [
+  { kind: 'messages', name: 'messages', issue: '#11', fastPath: 'anthropic' },
+  { kind: 'responses', name: 'responses', issue: '#12', fastPath: 'openai' },
+  { kind: 'gemini', name: 'gemini door', issue: '#13', fastPath: 'gemini' },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -128,7 +129,7 @@ const responsesShape = (j: Json) => j?.status === 'completed' && typeof j?.outpu
 interface Target {
   id: string;
   label: string;
-  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'responses' | 'peer' | 'context';
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'responses' | 'gemini' | 'peer' | 'context';
   provider?: 'openai' | 'anthropic' | 'gemini';
   port: number;
   pid?: number;
@@ -292,6 +293,15 @@ async function main(): Promise<void> {
     { id: 'responses-openai', label: 'responses → OpenAI (fast path)', kind: 'responses', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gpt-5.4', false), streamPath: '/v1/responses', streamBody: responsesBody('gpt-5.4', true), headers: auth, shape: responsesShape },
     { id: 'responses-anthropic', label: 'responses → Anthropic', kind: 'responses', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('anthropic/claude-opus-5', false), streamPath: '/v1/responses', streamBody: responsesBody('anthropic/claude-opus-5', true), headers: auth, shape: responsesShape },
     { id: 'responses-gemini', label: 'responses → Gemini', kind: 'responses', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gemini/gemini-3.5-flash', false), streamPath: '/v1/responses', streamBody: responsesBody('gemini/gemini-3.5-flash', true), headers: auth, shape: responsesShape },
+    ...(['gemini/gemini-3.5-flash', 'anthropic/claude-opus-5', 'openai/gpt-5.4'] as const).map((routed): Target => {
+      const provider = routed.split('/')[0] as 'gemini' | 'anthropic' | 'openai';
+      // A Gemini model by its own id (the fast path); the others as @google/genai sends a slashed id, raw.
+      const model = provider === 'gemini' ? routed.slice('gemini/'.length) : routed;
+      return {
+        id: `gemini-${provider}`, label: `gemini door → ${provider === 'gemini' ? 'Gemini (fast path)' : provider === 'anthropic' ? 'Anthropic' : 'OpenAI'}`, kind: 'gemini', provider, port: d.port, pid: d.pid,
+        path: `/v1beta/models/${model}:generateContent`, body: geminiBody, streamPath: `/v1beta/models/${model}:streamGenerateContent?alt=sse`, streamBody: geminiBody, headers: auth, shape: geminiShape,
+      };
+    }),
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
@@ -579,14 +589,14 @@ async function main(): Promise<void> {
       if (!byId.has(id)) continue;
       const fast = p === door.fastPath;
       const floorShare = fast ? T.fastPathVsFloor : T.translatedVsFloor;
-      const what = `${door.kind} → ${p}${fast ? ' (fast path)' : ''} ≥ ${pct(floorShare)} of floor req/s`;
+      const what = `${door.name} → ${p}${fast ? ' (fast path)' : ''} ≥ ${pct(floorShare)} of floor req/s`;
       if (na(id)) { rows.push([door.issue, what, `n/a (${na(id)})`, undefined]); continue; }
       const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
       rows.push([door.issue, what, m, ok]);
       const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
       if (reason) continue;
       const d = pairedS(id, 'floor', 'delay');
-      rows.push([door.issue, `${door.kind} → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+      rows.push([door.issue, `${door.name} → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
     }
   }
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
