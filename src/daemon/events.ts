@@ -3,8 +3,8 @@
 // must queue the event itself and never throw back into the request path.
 import type { ProviderId } from '../providers/types.js';
 
-/** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages door. */
-export type RequestMode = 'unified' | 'native' | 'messages' | 'responses';
+/** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages, Responses or Gemini door. */
+export type RequestMode = 'unified' | 'native' | 'messages' | 'responses' | 'gemini';
 
 export interface TokenUsage {
   inputTokens?: number;

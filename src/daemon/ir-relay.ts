@@ -74,7 +74,8 @@ export function createIrRelay(reader: StreamReader, renderer: StreamRenderer): S
     model: () => model,
     errorFrame: (ge: GatewayError) => {
       completed = true;
-      return renderer.push({ type: 'error', error: { status: ge.status, kind: kindOf(ge.code), message: ge.message, code: ge.code } });
+      // end() closes what the error leaves open (Gemini's JSON array); after an error it adds no finish.
+      return renderer.push({ type: 'error', error: { status: ge.status, kind: kindOf(ge.code), message: ge.message, code: ge.code } }) + renderer.end();
     },
   };
 }

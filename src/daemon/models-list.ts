@@ -3,21 +3,24 @@
 // GET /v1/models/{model} (the SDKs' models.retrieve): one entry of that list, found by the name a
 // chat request would use (an alias, `provider/model`, or a well-known bare id). A request that
 // carries `anthropic-version` (Claude Code's model discovery) gets both in Anthropic's shape, with
-// Anthropic's models under their own ids and every other model as `provider/<id>`.
+// Anthropic's models under their own ids and every other model as `provider/<id>`; GET
+// /v1beta/models[/{model}] (and /v1/… from a Google client) gets Google's, the same way
+// (`models/gemini-…`, `models/anthropic/claude-…`), in pages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProtocolId } from '../providers/ir/protocol.js';
 import { fromModelsList, type ModelEntry } from '../providers/models-list.js';
 import type { ProviderId } from '../providers/types.js';
-import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
+import { BUILTIN_PROVIDERS, provider as descriptor, maxOutputTokens, PROVIDER_IDS, splitProviderPrefix } from '../providers/registry.js';
 import { resolveModel } from '../providers/models.js';
 import { extractKey, UNIFIED_KEY_PLACEMENTS, type KeyPlacement } from './auth.js';
-import { BUILTIN_PROVIDERS } from '../providers/registry.js';
 import type { Protocol } from './errors.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
+import { GEMINI_DOOR } from './gemini/door.js';
+import { isKeyParamName } from './http-util.js';
+import type { ModelRoute } from './model-routes.js';
+import { MESSAGES_DOOR } from './pipeline.js';
 import { gatewayCallHeaders } from './upstream.js';
-
-/** The path under which models.retrieve names a model. */
-export const MODEL_PATH = '/v1/models/';
 
 const TTL_MS = 10 * 60_000;
 const cache = new WeakMap<DaemonContext, Map<ProviderId, { at: number; models: ModelEntry[] }>>();
@@ -46,49 +49,107 @@ function sendJson(res: ServerResponse, body: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-/** Which shape a models request wants: Anthropic's when it names an Anthropic API version. */
-export function modelsShape(req: IncomingMessage): Protocol {
-  return req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
+/** Google's clients name themselves (`x-goog-api-client`) or put the key where only they do. */
+function fromGoogleClient(req: IncomingMessage): boolean {
+  if (req.headers['x-goog-api-key'] !== undefined || req.headers['x-goog-api-client'] !== undefined) return true;
+  const q = (req.url ?? '').indexOf('?');
+  if (q === -1) return false;
+  for (const name of new URLSearchParams((req.url ?? '').slice(q + 1)).keys()) if (isKeyParamName(name)) return true;
+  return false;
 }
 
-const PLACEMENTS: Record<'openai' | 'anthropic', readonly KeyPlacement[]> = { openai: UNIFIED_KEY_PLACEMENTS, anthropic: ['bearer', 'x-api-key'] };
-
-function authenticate(ctx: DaemonContext, req: IncomingMessage): 'openai' | 'anthropic' {
-  const shape = modelsShape(req) === 'anthropic' ? 'anthropic' : 'openai';
-  ctx.keys.authenticate(extractKey(req, null, PLACEMENTS[shape]), shape);
-  return shape;
+/**
+ * Which shape a models request wants: Google's under /v1beta; on /v1, Anthropic's when it names
+ * an Anthropic API version, Google's when a Google client sent it, else OpenAI's.
+ */
+export function modelsShape(req: IncomingMessage, route: ModelRoute): Protocol {
+  if (route.version === 'v1beta') return 'gemini';
+  if (req.headers['anthropic-version'] !== undefined) return 'anthropic';
+  return fromGoogleClient(req) ? 'gemini' : 'openai';
 }
 
-/** The built-in provider that speaks Anthropic's protocol: its models keep their own ids there. */
-const ANTHROPIC_OWN = BUILTIN_PROVIDERS.find((p) => p.protocol === 'anthropic')?.id;
+/** Where each shape's clients put the proxy key: their door's placements. */
+const PLACEMENTS: Record<Protocol, readonly KeyPlacement[]> = {
+  openai: UNIFIED_KEY_PLACEMENTS, anthropic: MESSAGES_DOOR.keyPlacements, gemini: GEMINI_DOOR.keyPlacements,
+};
+
+function authenticate(ctx: DaemonContext, req: IncomingMessage, shape: Protocol, query: string): void {
+  ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, PLACEMENTS[shape]), shape);
+}
+
+/** The built-in provider that speaks a protocol: its models keep their own ids in that protocol's list. */
+const ownProvider = (protocol: ProtocolId): string | undefined => BUILTIN_PROVIDERS.find((p) => p.protocol === protocol)?.id;
+const ANTHROPIC_OWN = ownProvider('anthropic');
+const GEMINI_OWN = ownProvider('gemini');
+
+function ownId(id: string, own: string | undefined): string {
+  return own !== undefined && id.startsWith(`${own}/`) ? id.slice(own.length + 1) : id;
+}
 
 /** One entry in Anthropic's model-object shape. */
 function anthropicEntry(m: ModelEntry, id: string): Record<string, unknown> {
-  const own = ANTHROPIC_OWN !== undefined && id.startsWith(`${ANTHROPIC_OWN}/`) ? id.slice(ANTHROPIC_OWN.length + 1) : id;
+  const own = ownId(id, ANTHROPIC_OWN);
   return { type: 'model', id: own, display_name: own, created_at: new Date(m.created * 1000).toISOString() };
 }
 
-export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const shape = authenticate(ctx, req);
+/** One entry in Google's Model shape: `models/<id>`, Gemini's under their own ids, the others as `models/<provider>/<id>`. */
+function googleEntry(m: ModelEntry, id: string): Record<string, unknown> {
+  const own = ownId(id, GEMINI_OWN);
+  const entry: Record<string, unknown> = { name: `models/${own}`, displayName: own, supportedGenerationMethods: ['generateContent', 'countTokens'] };
+  const split = splitProviderPrefix(m.id);
+  const limit = split && maxOutputTokens(split.provider.id, split.rest);
+  if (limit) entry.outputTokenLimit = limit;
+  return entry;
+}
+
+/** Google's list page: `pageSize` (default 50, at most 1000) entries from `pageToken` on (an offset we issued). */
+function googlePage(all: ModelEntry[], q: URLSearchParams): Record<string, unknown> {
+  const sizeText = q.get('pageSize');
+  const size = sizeText === null || sizeText === '' || sizeText === '0' ? 50 : Number(sizeText);
+  if (!Number.isInteger(size) || size < 0) throw new GatewayError('invalid_request', 'pageSize must be a whole number', 'pageSize');
+  const token = q.get('pageToken');
+  const start = token === null || token === '' ? 0 : Number(token);
+  if (!/^\d*$/.test(token ?? '') || !Number.isSafeInteger(start) || start > all.length) throw new GatewayError('invalid_request', 'pageToken: not a token this list gave', 'pageToken');
+  const end = start + Math.min(size, 1000);
+  const page: Record<string, unknown> = { models: all.slice(start, end).map((m) => googleEntry(m, m.id)) };
+  if (end < all.length) page.nextPageToken = String(end);
+  return page;
+}
+
+export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, route: ModelRoute, query: string): Promise<void> {
+  const shape = modelsShape(req, route);
+  authenticate(ctx, req, shape, query);
   const aliases = Object.keys(ctx.settings.aliases).sort().map(aliasEntry);
   const lists = await Promise.all(PROVIDER_IDS.map((p) => providerModels(ctx, p)));
   const all = [...aliases, ...lists.flat()];
-  if (shape === 'openai') { sendJson(res, { object: 'list', data: all }); return; }
-  const data = all.map((m) => anthropicEntry(m, m.id));
-  sendJson(res, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+  switch (shape) {
+    case 'openai': sendJson(res, { object: 'list', data: all }); return;
+    case 'gemini': sendJson(res, googlePage(all, new URLSearchParams(query))); return;
+    case 'anthropic': {
+      const data = all.map((m) => anthropicEntry(m, m.id));
+      sendJson(res, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+      return;
+    }
+    default: { const never: never = shape; return never; }
+  }
 }
 
-/** `rawId`: the path after /v1/models/, the id raw (`anthropic/claude-opus-5`) or encoded (`anthropic%2Fclaude-opus-5`). */
-export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rawId: string): Promise<void> {
-  const shape = authenticate(ctx, req);
-  let id: string;
-  try { id = decodeURIComponent(rawId); } catch { throw new GatewayError('invalid_request', 'malformed percent-encoding in the model id', 'model'); }
+/** models.retrieve / models.get: `route.id` is the name a request would use (`anthropic/claude-opus-5`, a bare id, an alias). */
+export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, route: ModelRoute & { id: string }, query: string): Promise<void> {
+  const shape = modelsShape(req, route);
+  authenticate(ctx, req, shape, query);
+  const id = route.id;
   const entry = Object.hasOwn(ctx.settings.aliases, id) ? aliasEntry(id) : await listedModel(ctx, id);
   if (!entry) {
-    throw new GatewayError('unknown_model', `The model \`${id}\` does not exist or you do not have access to it: it is no alias and no configured provider lists it (see: GET /v1/models, gateway models aliases)`, 'model');
+    throw new GatewayError('unknown_model', `The model \`${id}\` does not exist or you do not have access to it: it is no alias and no configured provider lists it (see: GET /${route.version}/models, gateway models aliases)`, 'model');
   }
   // Answered under the name asked for, as OpenAI does: the name a chat request can use.
-  sendJson(res, shape === 'openai' ? { ...entry, id } : anthropicEntry(entry, id));
+  switch (shape) {
+    case 'openai': sendJson(res, { ...entry, id }); return;
+    case 'anthropic': sendJson(res, anthropicEntry(entry, id)); return;
+    case 'gemini': sendJson(res, googleEntry(entry, id)); return;
+    default: { const never: never = shape; return never; }
+  }
 }
 
 /** The provider list's entry for a model name (`provider/model` or a well-known bare id). */

@@ -5,7 +5,7 @@
 // protocol module parses it into the IR, the provider's builds the upstream call, and the answer or
 // stream comes back through the provider's reader and the door's renderer.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientProtocol, ProtocolId, ProviderProtocol, RenderContext, Target } from '../providers/ir/protocol.js';
 import type { ProviderError } from '../providers/ir/types.js';
 import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
@@ -134,8 +134,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extra: Rec
   return text.length;
 }
 
-/** Reads, authenticates and routes a door's request: what every handler here starts with. */
-export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts) {
+/**
+ * Reads, authenticates and routes a door's request: what every handler here starts with.
+ * `pathModel`: the model a door names in its URL (Gemini's `models/{model}:…`), else the body's.
+ */
+export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts, pathModel?: string) {
   const shape = PROTOCOL_FACTS[door.protocol].errorShape;
   const record = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, door.keyPlacements), shape);
   facts.key = { id: record.id, name: record.name };
@@ -148,14 +151,15 @@ export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage
   } catch (e) {
     throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
   }
+  const asked = pathModel ?? body.model;
   let route;
   try {
-    if (typeof body.model !== 'string' || body.model === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
-    route = resolveModel(body.model, ctx.settings.aliases);
+    if (typeof asked !== 'string' || asked === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
+    route = resolveModel(asked, ctx.settings.aliases);
   } catch (e) { throw asGatewayError(e); }
   facts.provider = route.provider;
   facts.model = route.model;
-  checkModelAllowed(record, body.model);
+  checkModelAllowed(record, asked);
   const p = descriptor(route.provider);
   const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
   return { record, raw, body, model: route.model, p, providerKey };
@@ -182,9 +186,8 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
 }
 
 /**
- * `<door>/count_tokens` (Anthropic's POST /v1/messages/count_tokens): the provider's own count
- * where it has one (Anthropic's endpoint on the fast path, Gemini's countTokens), else the
- * documented estimate of estimate-tokens.ts, marked `x-gateway-token-count: estimate`.
+ * `<door>/count_tokens` (Anthropic's POST /v1/messages/count_tokens): Anthropic's own endpoint on
+ * the fast path, else countThrough.
  */
 export async function handleCountTokens(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
   const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
@@ -199,12 +202,25 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
     await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, path, model, tracker, capture);
     return;
   }
+  await countThrough(ctx, door, p, providerKey, res, body, model, tracker, capture);
+}
+
+/**
+ * A door's token count for a model of another protocol: the provider's own count where it has
+ * one (Gemini's countTokens), else the documented estimate of estimate-tokens.ts, marked
+ * `x-gateway-token-count: estimate`; answered in the door's shape (its module's countTokens).
+ */
+export async function countThrough(
+  ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, res: ServerResponse,
+  body: Record<string, unknown>, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+): Promise<void> {
   const target: Target = { provider: p.id, displayName: p.displayName, model };
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
   const client = loadedClients.get(door) ?? await clientOf(door);
+  const counting = client.countTokens;
+  if (!counting) return fail(new GatewayError('not_found', `${door.path} has no token count`));
   let ir;
-  // A count request has no max_tokens; the door's parser wants one, and it changes no count.
-  try { ir = client.parseRequest({ max_tokens: 1, ...body, stream: false }, target); } catch (e) { return fail(asGatewayError(e) as GatewayError); }
+  try { ir = counting.parseRequest(body, target); } catch (e) { return fail(asGatewayError(e) as GatewayError); }
   const upstream = await providerSide(p.protocol)?.();
   const counter = upstream?.countTokens;
   let tokens: number | undefined;
@@ -221,17 +237,30 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
     if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
     if (outcome.kind !== 'answer') return fail(ctx.upstreams.failure(p.id, outcome.kind === 'cut' ? outcome.err : new Error('no answer'), 'response'));
     if (outcome.status >= 400) {
-      const error = upstream!.readError(outcome.status, outcome.text, target);
-      const rendered = client.renderError(error);
-      sendJson(res, rendered.status, rendered.body, {}, capture);
-      tracker.fail(rendered.status, error.code ?? error.kind, error.message);
+      sendProviderError(res, client, upstream!.readError(outcome.status, outcome.text, target), outcome.headers, tracker, capture);
       return;
     }
     try { tokens = counter.read(JSON.parse(outcome.text)); } catch { tokens = undefined; }
   }
   if (tokens === undefined) { tokens = estimateInputTokens(ir); estimate = true; }
-  tracker.wrote(sendJson(res, 200, { input_tokens: tokens }, estimate ? { 'x-gateway-token-count': 'estimate' } : {}, capture));
+  tracker.wrote(sendJson(res, 200, counting.render(tokens), estimate ? { 'x-gateway-token-count': 'estimate' } : {}, capture));
   tracker.finish(200, {}, model);
+}
+
+/**
+ * A provider's error answer in the door's shape, its status kept; a `retry-after` it sent is
+ * kept as a header and given to the renderer (Google's RetryInfo carries the same delay).
+ */
+function sendProviderError(
+  res: ServerResponse, client: ClientProtocol, read: ProviderError, headers: IncomingHttpHeaders,
+  tracker: RequestTracker, capture: BodyCapture | undefined,
+): void {
+  const header = headers['retry-after'];
+  const retryAfter = typeof header === 'string' && header !== '' ? header : read.retryAfter;
+  const error: ProviderError = retryAfter === read.retryAfter ? read : { ...read, retryAfter: retryAfter! };
+  const rendered = client.renderError(error);
+  sendJson(res, rendered.status, rendered.body, retryAfter === undefined ? {} : { 'retry-after': retryAfter }, capture);
+  tracker.fail(rendered.status, error.code ?? error.kind, error.message);
 }
 
 /**
@@ -242,9 +271,12 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
 export async function fastPath(
   ctx: DaemonContext, door: Door, p: ProviderDescriptor, providerKey: string, req: IncomingMessage, res: ServerResponse,
   query: string, raw: Buffer, body: Record<string, unknown>, providerPath: string, model: string, tracker: RequestTracker, capture: BodyCapture | undefined,
+  stream = body.stream === true,
 ): Promise<void> {
+  // A protocol that names the model in the path (Gemini) has it in providerPath, not the body.
+  const inBody = PROTOCOL_FACTS[door.protocol].modelIn === 'body';
   const cleaned = door.withoutForeignState?.(raw, body);
-  const out = cleaned ? Buffer.from(JSON.stringify({ ...cleaned, model }), 'utf8') : withModel(raw, body, model);
+  const out = cleaned ? Buffer.from(JSON.stringify(inBody ? { ...cleaned, model } : cleaned), 'utf8') : inBody ? withModel(raw, body, model) : raw;
   const headers = forwardRequestHeaders(req.headers);
   headers['content-length'] = String(out.length);
   delete headers['transfer-encoding'];
@@ -253,7 +285,7 @@ export async function fastPath(
   headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
   const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
-  await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
+  await relayAsIs(ctx, p.id, res, tracker, { stream, model, capture }, { method: 'POST', path, headers, body: out });
 }
 
 /**
@@ -293,6 +325,8 @@ export interface TranslateOptions {
   echo?: Record<string, unknown>;
   /** The whole rendered answer, once, for a door that keeps answers (RenderContext.onFinal). */
   onFinal?: (answer: Record<string, unknown>) => void;
+  /** How the stream is framed (RenderContext.streamFormat): Gemini's JSON array is sent as JSON. */
+  streamFormat?: 'sse' | 'json-array';
 }
 
 /**
@@ -321,9 +355,11 @@ export async function translateThrough(
   const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: opts.includeUsage === true };
   if (opts.echo) rctx.echo = opts.echo;
   if (opts.onFinal) rctx.onFinal = opts.onFinal;
+  if (opts.streamFormat) rctx.streamFormat = opts.streamFormat;
+  const streamType = opts.streamFormat === 'json-array' ? 'application/json; charset=utf-8' : 'text/event-stream; charset=utf-8';
 
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+    res.writeHead(200, { 'content-type': streamType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
     return createRelaySink(ctx, p.id, res, tracker, relay, model, capture, done);
@@ -341,13 +377,8 @@ export async function translateThrough(
   if (outcome.kind === 'streamed') return;
   if (outcome.kind === 'cut') return fail(ctx.upstreams.failure(p.id, outcome.err, 'response'));
 
-  const retryAfter = outcome.headers['retry-after'];
   if (outcome.status >= 400) {
-    const error: ProviderError = upstream.readError(outcome.status, outcome.text, target);
-    const rendered = client.renderError(error);
-    const extra: Record<string, string> = typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : error.retryAfter ? { 'retry-after': error.retryAfter } : {};
-    sendJson(res, rendered.status, rendered.body, extra, capture);
-    tracker.fail(rendered.status, error.code ?? error.kind, error.message);
+    sendProviderError(res, client, upstream.readError(outcome.status, outcome.text, target), outcome.headers, tracker, capture);
     return;
   }
   let json: unknown;

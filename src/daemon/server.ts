@@ -19,7 +19,9 @@ import { ProviderKeys } from './provider-keys.js';
 import { SESSION_LEASE_MS } from './session-keys.js';
 import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tracker.js';
-import { handleModel, handleModels, MODEL_PATH, modelsShape } from './models-list.js';
+import { handleModel, handleModels, modelsShape } from './models-list.js';
+import { isGooglePath, isModelsPath, modelRoute } from './model-routes.js';
+import { GEMINI_DOOR, handleGemini } from './gemini/door.js';
 import { handleResponses, handleStoredResponse, RESPONSES_DOOR } from './responses/door.js';
 import { parseResponsesSettings, ResponseStore } from './responses/store.js';
 import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
@@ -75,7 +77,9 @@ function nativePrefix(path: string): ProviderDescriptor | undefined {
 function protocolFor(path: string, req: IncomingMessage): Protocol {
   const d = nativePrefix(path);
   if (d) return PROTOCOL_FACTS[d.protocol].errorShape;
-  if (path === '/v1/models' || path.startsWith(MODEL_PATH)) return modelsShape(req);
+  // Only Google's API lives under /v1beta; /v1/models answers in the shape its client reads.
+  if (isGooglePath(path)) return PROTOCOL_FACTS[GEMINI_DOOR.protocol].errorShape;
+  if (isModelsPath(path)) return modelsShape(req, { version: 'v1' });
   if (path === MESSAGES_DOOR.path || path.startsWith(`${MESSAGES_DOOR.path}/`)) return PROTOCOL_FACTS[MESSAGES_DOOR.protocol].errorShape;
   return 'openai';
 }
@@ -114,9 +118,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
   const route = async (req: IncomingMessage, res: ServerResponse, seen: { facts?: RequestFacts }): Promise<void> => {
     const { path, query } = splitTarget(req.url);
-    // A model id is a lookup key, never part of an upstream path: it may hold an encoded slash.
-    const modelId = path.startsWith(MODEL_PATH) && path.length > MODEL_PATH.length ? path.slice(MODEL_PATH.length) : undefined;
-    if (modelId === undefined) assertPlainPath(path);
+    // Under /v1(beta)/models the model id is a lookup key, decoded and checked by modelRoute (it
+    // may hold an encoded slash); every other path must be plain.
+    const models = modelRoute(path);
+    if (models === undefined) assertPlainPath(path);
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
@@ -164,17 +169,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleStoredResponse(ctx, req, res, path.slice(RESPONSES_DOOR.path.length + 1), query);
       return;
     }
-    if (path === '/v1/models') {
-      if (req.method !== 'GET') throw new GatewayError('method_not_allowed', 'use GET for /v1/models');
-      await handleModels(ctx, req, res);
+    if (models?.method !== undefined && models.id !== undefined) {
+      seen.facts = newRequestFacts(GEMINI_DOOR.mode, null);
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for /${models.version}/models/{model}:${models.method}`);
+      await handleGemini(ctx, req, res, { ...models, id: models.id, method: models.method }, path, query, seen.facts);
       return;
     }
-    if (modelId !== undefined) {
-      if (req.method !== 'GET') throw new GatewayError('method_not_allowed', `use GET for ${MODEL_PATH}{model}`);
-      await handleModel(ctx, req, res, modelId);
+    if (models !== undefined) {
+      if (req.method !== 'GET') {
+        throw new GatewayError('method_not_allowed', `use GET for /${models.version}/models${models.id === undefined ? '' : '/{model}'}; the gateway serves POST /${models.version}/models/{model}:generateContent, :streamGenerateContent and :countTokens (every other Gemini method under /gemini/…)`);
+      }
+      if (models.id === undefined) await handleModels(ctx, req, res, models, query);
+      else await handleModel(ctx, req, res, { ...models, id: models.id }, query);
       return;
     }
-    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {

@@ -83,6 +83,13 @@ export interface ClientProtocol {
   createStreamRenderer(ctx: RenderContext): StreamRenderer;
   /** An error before any answer byte: the status and body the client gets. */
   renderError(error: ProviderError): { status: number; body: unknown };
+  /** The door's token-count request (Anthropic's count_tokens, Gemini's countTokens), when it has one. */
+  readonly countTokens?: {
+    /** Its body → the IR request whose input is counted (TranslationError naming the field). */
+    parseRequest(body: unknown, target: Target): Request;
+    /** The count as the door answers it. */
+    render(tokens: number): unknown;
+  };
 }
 
 export interface ProviderProtocol {

@@ -6,7 +6,7 @@ import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/f
 import type { Row } from './rows.js';
 
 /** Three letters per door, as the table shows it. */
-const MODE_LABELS: Record<RequestMode, string> = { unified: 'uni', native: 'nat', messages: 'msg', responses: 'rsp' };
+const MODE_LABELS: Record<RequestMode, string> = { unified: 'uni', native: 'nat', messages: 'msg', responses: 'rsp', gemini: 'gem' };
 
 export type ColumnId = 'seq' | 'time' | 'key' | 'mode' | 'model' | 'path' | 'status' | 'ttfb' | 'dur' | 'tokens' | 'tps';
 

@@ -11,4 +11,9 @@ export const anthropicClient: ClientProtocol = {
   renderResponse: renderMessage,
   createStreamRenderer: createMessagesStreamRenderer,
   renderError: renderAnthropicError,
+  countTokens: {
+    // A count request has no max_tokens; the parser wants one, and it changes no count.
+    parseRequest: (body, target) => parseMessagesRequest({ max_tokens: 1, ...(body as object), stream: false }, target),
+    render: (tokens) => ({ input_tokens: tokens }),
+  },
 };
