@@ -28,6 +28,10 @@ const json = (v: unknown): MockReply => ({ headers: { 'content-type': 'applicati
 const body = (r: Recorded) => JSON.parse(r.body.toString('utf8')) as Record<string, any>;
 const asksWeather = (conversation: unknown) => /weather/i.test(JSON.stringify(conversation));
 
+/** What gemini-cli's model router (its "classifier") asks for in JSON mode: how hard the task is. */
+const CLASSIFIED = JSON.stringify({ complexity_reasoning: 'A greeting.', complexity_score: 10 });
+const wantsComplexity = (schema: unknown) => JSON.stringify(schema ?? null).includes('complexity_score');
+
 /** Claude: calls the tool when asked about weather and it is offered, then repeats its result. */
 const anthropicWeather: MockHandler = (r) => {
   if (!r.url.startsWith('/v1/messages')) return undefined;
@@ -35,7 +39,7 @@ const anthropicWeather: MockHandler = (r) => {
   const last = b.messages.at(-1);
   const result = Array.isArray(last.content) ? last.content.find((c: any) => c.type === 'tool_result') : undefined;
   const call = !result && (b.tools ?? []).some((t: any) => t.name === TOOL) && asksWeather(b.messages);
-  const text = result ? `Claude says: ${JSON.stringify(result.content)}` : 'Hello from Claude.';
+  const text = wantsComplexity(b.output_config?.format?.schema) ? CLASSIFIED : result ? `Claude says: ${JSON.stringify(result.content)}` : 'Hello from Claude.';
   const usage = { input_tokens: 40, output_tokens: 7 };
   const message = { id: 'msg_gc', type: 'message', role: 'assistant', model: b.model, stop_sequence: null };
   if (b.stream !== true) {
@@ -66,7 +70,7 @@ const openaiWeather: MockHandler = (r) => {
   const last = b.messages.at(-1);
   const result = last.role === 'tool' ? String(typeof last.content === 'string' ? last.content : JSON.stringify(last.content)) : undefined;
   const call = result === undefined && (b.tools ?? []).some((t: any) => t.function?.name === TOOL) && asksWeather(b.messages);
-  const text = result !== undefined ? `GPT says: ${result}` : 'Hello from GPT.';
+  const text = wantsComplexity(b.response_format?.json_schema?.schema) ? CLASSIFIED : result !== undefined ? `GPT says: ${result}` : 'Hello from GPT.';
   const usage = { prompt_tokens: 40, completion_tokens: 7, total_tokens: 47 };
   const toolCall = { id: 'call_gc1', type: 'function', function: { name: TOOL, arguments: '{"city":"Paris"}' } };
   if (b.stream !== true) {
@@ -89,7 +93,8 @@ const geminiWeather: MockHandler = (r) => {
   const b = body(r);
   const result = b.contents.at(-1).parts.find((p: any) => p.functionResponse)?.functionResponse;
   const offered = (b.tools ?? []).some((t: any) => (t.functionDeclarations ?? []).some((f: any) => f.name === TOOL)) && asksWeather(b.contents);
-  const parts = result ? [{ text: `Gemini says: ${JSON.stringify(result.response)}` }]
+  const parts = wantsComplexity(b.generationConfig?.responseJsonSchema ?? b.generationConfig?.responseSchema) ? [{ text: CLASSIFIED }]
+    : result ? [{ text: `Gemini says: ${JSON.stringify(result.response)}` }]
     : offered ? [{ functionCall: { name: TOOL, args: { city: 'Paris' } }, thoughtSignature: 'c2lnbmF0dXJl' }]
     : [{ text: 'Hello from Gemini.' }];
   const resp = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 40, candidatesTokenCount: 7, totalTokenCount: 47 }, modelVersion: m[1], responseId: 'resp-gc' };
@@ -104,9 +109,11 @@ const CASES = [
 describe.each(CASES)('gemini-cli → $provider, through the root Gemini door', ({ provider, model, upstream, hello, says }) => {
   it('says hello: gemini-cli\'s own request is accepted as it is', async () => {
     const before = gw.mocks[provider].requests.length;
+    const geminiBefore = gw.mocks.gemini.requests.length;
     const run = await runGeminiCli({ url: gw.url, key: gw.key, model, prompt: 'Say hello.' });
     expect(run.stdout, run.stderr).toContain(hello);
     expect(run.code).toBe(0);
+    expect(gw.mocks.gemini.requests.length).toBe(geminiBefore); // with a model given, nothing of it goes to Gemini
     const sent = gw.mocks[provider].requests.slice(before);
     expect(sent.length).toBeGreaterThan(0);
     for (const q of sent) {
@@ -126,10 +133,37 @@ describe.each(CASES)('gemini-cli → $provider, through the root Gemini door', (
     expect(MCP_RESULT.test(sent.at(-1)!.replace(/\\u00b0/g, '°'))).toBe(true); // the tool's output went back to the model
     if (provider === 'anthropic') expect(sent.at(-1)).toContain('EqCLAUDESIG'); // and Claude's thinking signature with it
   }, 180_000);
+
+  it('serves gemini-cli\'s model router: its JSON-mode classifier call, pointed at this model, gets JSON back', async () => {
+    // No model: gemini-cli's "auto" asks its classifier (an alias users can point at any model) how
+    // hard the prompt is, in JSON mode with a schema, then calls the Gemini model it picked.
+    const before = gw.mocks[provider].requests.length;
+    const run = await runGeminiCli({ url: gw.url, key: gw.key, prompt: 'Say hello.', settings: { modelConfigs: { customAliases: { classifier: { extends: 'base', modelConfig: { model } } } } } });
+    expect(run.stdout, run.stderr).toContain('Hello from Gemini.');
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toMatch(/Classifier|invalid content/i); // the router took the answer
+    const sent = gw.mocks[provider].requests.slice(before).map(body);
+    expect(sent).toHaveLength(1);
+    const schema = provider === 'anthropic' ? sent[0]!.output_config?.format?.schema : sent[0]!.response_format?.json_schema?.schema;
+    expect(wantsComplexity(schema)).toBe(true); // asked for structured output on the target
+  }, 120_000);
 });
 
 describe('gemini-cli → Gemini (fast path)', () => {
   const model = 'gemini-2.5-pro';
+
+  it('with no model: its router\'s JSON-mode classifier call and the model it picks both reach Gemini', async () => {
+    const before = gw.mocks.gemini.requests.length;
+    const run = await runGeminiCli({ url: gw.url, key: gw.key, prompt: 'Say hello.' });
+    expect(run.stdout, run.stderr).toContain('Hello from Gemini.');
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toMatch(/Classifier|invalid content/i);
+    const sent = gw.mocks.gemini.requests.slice(before);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]!.url).toMatch(/^\/v1beta\/models\/gemini-[\w.-]+:generateContent$/);
+    expect(body(sent[0]!).generationConfig.responseMimeType).toBe('application/json');
+    expect(sent[1]!.url).toMatch(/^\/v1beta\/models\/gemini-[\w.-]+:streamGenerateContent\?alt=sse$/);
+  }, 120_000);
 
   it('says hello through Gemini\'s own streamGenerateContent, the body as gemini-cli sent it', async () => {
     const before = gw.mocks.gemini.requests.length;

@@ -21,13 +21,16 @@ export const GEMINI_GATEWAY_SETTINGS = {
 
 export interface GeminiCliRun { code: number | null; stdout: string; stderr: string }
 
-/** `baseUrl`: GOOGLE_GEMINI_BASE_URL (default the gateway's root, `url`). */
-export function runGeminiCli(opts: { url: string; key: string; model?: string; prompt: string; mcp?: boolean; baseUrl?: string; timeoutMs?: number }): Promise<GeminiCliRun> {
+/**
+ * `model`: GEMINI_MODEL (none: gemini-cli's own "auto", its model router). `baseUrl`:
+ * GOOGLE_GEMINI_BASE_URL (default the gateway's root, `url`). `settings`: more of settings.json.
+ */
+export function runGeminiCli(opts: { url: string; key: string; model?: string; prompt: string; mcp?: boolean; settings?: Record<string, unknown>; baseUrl?: string; timeoutMs?: number }): Promise<GeminiCliRun> {
   const home = mkdtempSync(join(tmpdir(), 'gateway-gemini-home-'));
   const work = mkdtempSync(join(tmpdir(), 'gateway-gemini-work-'));
   mkdirSync(join(home, '.gemini'));
   const mcp = opts.mcp ? { mcpServers: { weather: { command: process.execPath, args: [MCP_WEATHER], trust: true } } } : {};
-  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ ...GEMINI_GATEWAY_SETTINGS, ...mcp }, null, 2));
+  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ ...GEMINI_GATEWAY_SETTINGS, ...mcp, ...opts.settings }, null, 2));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: home, TERM: 'dumb', NO_COLOR: '1',
     // Its error reports go to the temp directory: this run's own, removed with it.
