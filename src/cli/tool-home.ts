@@ -5,7 +5,7 @@
 // which is a copy of the user's with the gateway's settings merged on top. The tool is pointed at
 // it by its home variable; the user's settings file is never written; all of it is removed when
 // the command exits.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deepMerge, parseJsonWithComments, type JsonObject } from './tool-settings.js';
@@ -15,7 +15,7 @@ export interface ToolHomeSpec { readonly envVar: string; readonly dir: string; r
 export interface ToolHome {
   /** The variable to set for the command (the tool's home variable → the overlay). */
   readonly vars: Array<[string, string]>;
-  /** Why the user's own settings could not be carried over, if they could not. */
+  /** What keeps the user's settings or ours from applying as meant, if anything (for a note). */
   readonly problem?: string;
   remove(): void;
 }
@@ -36,7 +36,23 @@ function readUserSettings(path: string): { settings: JsonObject; problem?: strin
   }
 }
 
-export function overlayToolHome(spec: ToolHomeSpec, ours: JsonObject, env: NodeJS.ProcessEnv): ToolHome {
+/** The dotted keys of `ours` whose leaf values `theirs` sets differently. */
+function overridden(ours: JsonObject, theirs: JsonObject, prefix = ''): string[] {
+  return Object.entries(ours).flatMap(([k, v]) => {
+    const t = theirs[k];
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return typeof t === 'object' && t !== null ? overridden(v as JsonObject, t as JsonObject, `${prefix}${k}.`) : [];
+    return t !== undefined && JSON.stringify(t) !== JSON.stringify(v) ? [`${prefix}${k}`] : [];
+  });
+}
+
+const samePath = (a: string, b: string) => { try { return realpathSync(a) === realpathSync(b); } catch { return false; } };
+
+/**
+ * `cwd`: where the tool runs. Run from the home directory itself, gemini-cli also reads
+ * <home>/.gemini/settings.json as that folder's workspace settings, which rank above the user
+ * settings the overlay holds: a value there that differs from ours is reported as a problem.
+ */
+export function overlayToolHome(spec: ToolHomeSpec, ours: JsonObject, env: NodeJS.ProcessEnv, cwd = process.cwd()): ToolHome {
   const home = userHome(spec, env);
   const userDir = join(home, spec.dir);
   const overlay = mkdtempSync(join(tmpdir(), 'gateway-tool-home-'));
@@ -49,7 +65,13 @@ export function overlayToolHome(spec: ToolHomeSpec, ours: JsonObject, env: NodeJ
   for (const name of entries) if (name !== spec.file) link(join(userDir, name), join(dir, name));
   // Files a tool looks for in the home itself (gemini-cli: ~/.env, its last .env fallback).
   for (const name of ['.env']) if (existsSync(join(home, name))) link(join(home, name), join(overlay, name));
-  const { settings, problem } = readUserSettings(join(userDir, spec.file));
+  const read = readUserSettings(join(userDir, spec.file));
+  const { settings } = read;
+  let problem = read.problem && `${read.problem}; it runs with the gateway's settings only`;
+  const clash = samePath(cwd, home) ? overridden(ours, settings) : [];
+  if (!problem && clash.length > 0) {
+    problem = `run from your home directory, the tool also reads ${join(userDir, spec.file)} as this folder's settings, and its ${clash.join(', ')} win over the gateway's: run it from another directory`;
+  }
   writeFileSync(join(dir, spec.file), `${JSON.stringify(deepMerge(settings, ours), null, 2)}\n`, { mode: 0o600 });
   return {
     vars: [[spec.envVar, overlay]],

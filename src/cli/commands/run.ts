@@ -49,7 +49,7 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
     const settings = tool?.settings?.(url, opts.model);
     if (tool?.settingsHome && settings) {
       home = overlayToolHome(tool.settingsHome, settingsObject(settings), process.env);
-      if (home.problem) note(`note: ${home.problem}; ${tool.name} runs with the gateway's settings only`);
+      if (home.problem) note(`note: ${tool.name}: ${home.problem}`);
     }
     const toolVars = [...(tool?.vars(url, session.key, opts.model) ?? []), ...(home?.vars ?? [])];
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(url, session.key, 'all')), ...Object.fromEntries(toolVars) };
