@@ -95,3 +95,28 @@ describe('ordinary native paths still go through', () => {
     expect(upstreamCount()).toBe(before + 3);
   });
 });
+
+describe('the Gemini door at the root: only the model id is exempt, and it never becomes a path unchecked', () => {
+  it.each([
+    ['/v1beta/./models/gemini-3.5-flash:generateContent', /path/],
+    ['/v1beta/files/%2e%2e', /path/],
+    ['/v1beta/models/%ZZ:generateContent', /percent-encoding/],
+    ['/v1beta/models/gemini%2F%00x:generateContent', /control character/],
+    ['/v1beta/models/gemini%2F..%2F..%2Fadmin%2Fkeys:generateContent', /not a Gemini model id/],
+    ['/v1/models/gemini/../../admin/keys:streamGenerateContent', /not a Gemini model id/],
+  ])('refuses %s with a 400 in Google\'s shape, sending nothing upstream', async (path, why) => {
+    const before = upstreamCount();
+    const r = await send('POST', `${path}?alt=sse`, '{"contents":[{"parts":[{"text":"x"}]}]}');
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
+    expect(r.json.error.message).toMatch(why);
+    expect(upstreamCount()).toBe(before);
+  });
+
+  it('a foreign model id with dots or slashes is only a name to look up', async () => {
+    const r = await send('POST', '/v1beta/models/anthropic/..%2F..%2Fv1%2Fmessages:generateContent', '{"contents":[{"parts":[{"text":"x"}]}]}');
+    expect(r.status).toBe(200); // Anthropic's model "../../v1/messages", sent in the body only
+    expect(gw.mocks.anthropic.requests.at(-1)!.url).toBe('/v1/messages');
+    expect(JSON.parse(gw.mocks.anthropic.requests.at(-1)!.body.toString()).model).toBe('../../v1/messages');
+  });
+});

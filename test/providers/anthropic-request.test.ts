@@ -215,8 +215,9 @@ describe('toAnthropicRequest: parameters', () => {
 
   it('maps response_format', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    // Anthropic's structured outputs want every object closed (output-schema.ts).
     expect(body({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } }).output_config)
-      .toEqual({ format: { type: 'json_schema', schema } });
+      .toEqual({ format: { type: 'json_schema', schema: { ...schema, additionalProperties: false } } });
     const jsonObject = body({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }], response_format: { type: 'json_object' } });
     expect(jsonObject.system).toEqual([userText('s'), userText(JSON_OBJECT_INSTRUCTION)]);
     expect(jsonObject).not.toHaveProperty('output_config');

@@ -10,6 +10,8 @@ import { fixedSampling } from '../sampling.js';
 import { textBlocks, type Block } from './build-content.js';
 import { toAnthropicMessages } from './build-messages.js';
 import { toAnthropicTools } from './build-tools.js';
+import { toAnthropicOutputSchema } from './output-schema.js';
+import { jsonSchemaInstruction } from '../../../shared/json-instruction.js';
 
 /** The IR effort scale → `output_config.effort` (`minimal` is `low`; `none` sends nothing). */
 const EFFORT: Readonly<Record<Effort, string | undefined>> = {
@@ -25,9 +27,14 @@ export function buildAnthropicRequest(req: Request, target: Target): UpstreamCal
   const system = req.system.flatMap(textBlocks);
   const outputConfig: Record<string, unknown> = {};
   const output = req.output;
-  // Anthropic has no JSON mode, and structured outputs need a schema: JSON without one is asked for in words.
+  // Anthropic has no JSON mode, and structured outputs need a schema (one they can express,
+  // output-schema.ts): JSON without one is asked for in words.
   if (output?.type === 'json' && output.schema === undefined) system.push({ type: 'text', text: JSON_OBJECT_INSTRUCTION });
-  else if (output?.type === 'json') outputConfig.format = { type: 'json_schema', schema: output.schema };
+  else if (output?.type === 'json' && output.schema !== undefined) {
+    const schema = toAnthropicOutputSchema(output.schema);
+    if (schema !== undefined) outputConfig.format = { type: 'json_schema', schema };
+    else system.push({ type: 'text', text: jsonSchemaInstruction(output.schema) });
+  }
   const effort = req.reasoning?.effort === undefined ? undefined : EFFORT[req.reasoning.effort];
   if (effort !== undefined) outputConfig.effort = effort;
 

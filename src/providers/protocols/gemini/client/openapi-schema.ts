@@ -59,3 +59,30 @@ export function fromGeminiSchema(schema: unknown, param: string): JsonSchema {
 function snakeToCamel(key: string): string {
   return key.includes('_') ? key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) : key;
 }
+
+/** Keywords of a JSON Schema whose values are schemas (one, a list, or a map of them). */
+const SUB_ONE = ['items', 'not', 'contains', 'additionalProperties', 'additionalItems', 'if', 'then', 'else'];
+const SUB_MANY = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
+const SUB_MAP = ['properties', '$defs', 'definitions', 'patternProperties'];
+
+/**
+ * A `responseJsonSchema` / `parametersJsonSchema` as Gemini reads it → standard JSON Schema.
+ * Gemini takes type names in any case, and gemini-cli sends its own in capitals (`Type.OBJECT`
+ * from @google/genai inside a JSON Schema); other providers want them lowercase. The rest is kept.
+ */
+export function normalizeJsonSchema(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'type') out.type = typeof value === 'string' ? lowerType(value) : Array.isArray(value) ? value.map((t) => (typeof t === 'string' ? lowerType(t) : t)) : value;
+    else if (SUB_ONE.includes(key) && isObj(value)) out[key] = normalizeJsonSchema(value);
+    else if (SUB_MANY.includes(key) && Array.isArray(value)) out[key] = value.map((v) => (isObj(v) ? normalizeJsonSchema(v) : v));
+    else if (SUB_MAP.includes(key) && isObj(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObj(v) ? normalizeJsonSchema(v) : v]));
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** A Gemini type name in capitals is the JSON Schema one; anything else is left for the provider to judge. */
+function lowerType(t: string): string {
+  return TYPES[t] ?? t;
+}

@@ -6,7 +6,7 @@ import type { Target } from '../../../ir/protocol.js';
 import type { Effort, JsonSchema, OutputFormat, ReasoningSettings, Request, TextPart, Tool, ToolChoice } from '../../../ir/types.js';
 import { FUNCTION_DECLARATIONS, REFUSED_FIELDS, REFUSED_GENERATION_FIELDS } from './field-policy.js';
 import { fail, get, isObj, optNumber, str, type Obj } from './fields.js';
-import { fromGeminiSchema } from './openapi-schema.js';
+import { fromGeminiSchema, normalizeJsonSchema } from './openapi-schema.js';
 import { parseContents } from './parse-contents.js';
 
 function systemInstruction(v: unknown): TextPart[] {
@@ -51,7 +51,7 @@ function declaration(d: unknown, p: string): Tool {
   let inputSchema: JsonSchema;
   if (jsonSchema !== undefined && jsonSchema !== null) {
     if (!isObj(jsonSchema)) fail(`${p}.parametersJsonSchema`, 'must be a JSON Schema object');
-    inputSchema = jsonSchema;
+    inputSchema = normalizeJsonSchema(jsonSchema);
   } else if (openApi !== undefined && openApi !== null) {
     inputSchema = fromGeminiSchema(openApi, `${p}.parameters`);
   } else {
@@ -140,7 +140,7 @@ function output(g: Obj, provider: string): OutputFormat | undefined {
   if (hasOpenApi && hasJson) fail('generationConfig.responseJsonSchema', 'cannot be set together with responseSchema');
   if (hasJson) {
     if (!isObj(jsonSchema)) fail('generationConfig.responseJsonSchema', 'must be a JSON Schema object');
-    return { type: 'json', schema: jsonSchema };
+    return { type: 'json', schema: normalizeJsonSchema(jsonSchema) };
   }
   return hasOpenApi ? { type: 'json', schema: fromGeminiSchema(openApi, 'generationConfig.responseSchema') } : { type: 'json' };
 }

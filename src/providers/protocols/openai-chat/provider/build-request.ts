@@ -1,6 +1,7 @@
 // IR → an OpenAI Chat Completions call (provider-reference.md §1.2–1.3, §4). System text becomes
 // the first message; a user turn's tool results become `tool` messages ahead of the rest of that
 // turn; reasoning is not sent back (Chat takes none). Only what the IR set is sent.
+import { openaiJsonInWords } from '../../../shared/json-instruction.js';
 import type { Target } from '../../../ir/protocol.js';
 import type { DocumentPart, Effort, ImagePart, Message, Request, TextPart, ToolResultPart } from '../../../ir/types.js';
 import type { UpstreamCall } from '../../../types.js';
@@ -61,7 +62,9 @@ function messages(system: TextPart[], turns: Message[]): Json[] {
 const EFFORT: Record<Effort, string | undefined> = { none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
 
 export function buildChatRequest(req: Request, target: Target): UpstreamCall {
-  const body: Json = { model: target.model, messages: messages(req.system, req.messages) };
+  const inWords = openaiJsonInWords(req.output);
+  const system = inWords === undefined ? req.system : [...req.system, { type: 'text' as const, text: inWords }];
+  const body: Json = { model: target.model, messages: messages(system, req.messages) };
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => ({
       type: 'function',
@@ -83,7 +86,7 @@ export function buildChatRequest(req: Request, target: Target): UpstreamCall {
   if (req.frequencyPenalty !== undefined) body.frequency_penalty = req.frequencyPenalty;
   if (req.presencePenalty !== undefined) body.presence_penalty = req.presencePenalty;
   if (req.logprobs) { body.logprobs = true; if (req.logprobs.top > 0) body.top_logprobs = req.logprobs.top; }
-  if (req.output?.type === 'json') {
+  if (req.output?.type === 'json' && inWords === undefined) {
     body.response_format = req.output.schema
       ? { type: 'json_schema', json_schema: { name: req.output.name ?? 'response', schema: req.output.schema, ...(req.output.strict ? { strict: true } : {}) } }
       : { type: 'json_object' };

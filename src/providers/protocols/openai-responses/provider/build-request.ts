@@ -9,6 +9,7 @@
 // - dropped (sampling nudges, as the Chat door's field policy drops them for targets without the
 //   knob; the answer is still an answer to the same request): topK, seed, frequency and presence
 //   penalties; and a thinking token budget (OpenAI sets reasoning by effort only).
+import { openaiJsonInWords } from '../../../shared/json-instruction.js';
 import type { Target } from '../../../ir/protocol.js';
 import type { Effort, ReasoningSettings, Request } from '../../../ir/types.js';
 import { TranslationError, type UpstreamCall } from '../../../types.js';
@@ -37,7 +38,9 @@ function reasoningOn(r: ReasoningSettings | undefined): boolean {
 export function buildResponsesRequest(req: Request, target: Target): UpstreamCall {
   refuseUnexpressible(req, target.displayName);
   const body: Json = { model: target.model, store: false };
-  if (req.system.length > 0) body.instructions = req.system.map((p) => p.text).join('\n\n');
+  const inWords = openaiJsonInWords(req.output);
+  const system = inWords === undefined ? req.system.map((p) => p.text) : [...req.system.map((p) => p.text), inWords];
+  if (system.length > 0) body.instructions = system.join('\n\n');
   const input = toResponsesInput(req.messages, target);
   body.input = input;
   if (req.tools.length > 0) {
@@ -60,7 +63,7 @@ export function buildResponsesRequest(req: Request, target: Target): UpstreamCal
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
   const output = req.output;
-  if (output?.type === 'json') {
+  if (output?.type === 'json' && inWords === undefined) {
     if (output.schema === undefined) body.text = { format: { type: 'json_object' } };
     else {
       const format: Json = { type: 'json_schema', name: output.name ?? 'response', schema: output.schema, strict: output.strict === true };
