@@ -25,7 +25,7 @@ ${gatewayCmd('chat')} need neither: they get a short-lived key from the running 
 export function registerEnv(program: Command): void {
   program.command('env')
     .description(`print shell exports that point the official SDKs at the gateway: eval "$(${gatewayCmd('env')})"`)
-    .addArgument(new Argument('[target]', 'which SDK\'s or coding tool\'s variables to print').choices([...ENV_TARGETS, ...TOOLS.map((t) => t.name)]).default('all'))
+    .addArgument(new Argument('[target]', 'which SDK\'s or coding tool\'s variables to print').choices([...new Set([...ENV_TARGETS, ...TOOLS.map((t) => t.name)])]).default('all'))
     .option('-m, --model <name>', 'for a coding tool: the model it uses, any the gateway routes (e.g. openai/gpt-5.4)')
     .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
     .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
@@ -36,8 +36,9 @@ gateway's, else http://127.0.0.1:$GATEWAY_PORT (default 8080).
 Coding tools: claude (ANTHROPIC_BASE_URL at the root, ANTHROPIC_AUTH_TOKEN, with -m the model and
 its background model: Claude Code on any model), e.g. eval "$(${gatewayCmd('env claude -m openai/gpt-5.4')})";
 codex (GATEWAY_API_KEY, and the ~/.codex/config.toml block naming the gateway as a Responses provider);
-gemini (GOOGLE_GEMINI_BASE_URL at the root, GEMINI_API_KEY, with -m GEMINI_MODEL, and the
-~/.gemini/settings.json object choosing API-key auth, which headless gemini needs).
+gemini (gemini-cli: GOOGLE_GEMINI_BASE_URL at the root, which serves @google/genai's generateContent
+family for every model too, GEMINI_API_KEY, with -m GEMINI_MODEL, and the ~/.gemini/settings.json
+object choosing API-key auth, which headless gemini needs; Gemini's own prefix is in \`env all\`).
 ${clientKeyHelp()}`)
     .action((target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }) => printEnv(target, opts));
 }
