@@ -1,4 +1,4 @@
-// One request pipeline for the protocol hub's doors (POST /v1/messages today): authenticate, read,
+// One request pipeline for the protocol hub's doors (Chat, Messages, Responses, Gemini): authenticate, read,
 // parse, route, call, relay, account, and fail in the client's own shape. When the client's
 // protocol is the provider's, the request takes the fast path: the client's body with only the
 // model (and the key) changed, and the provider's answer relayed as it came. Otherwise the door's
@@ -34,7 +34,7 @@ export interface Door {
   /** How the monitor and the usage history name requests that came in by it. */
   readonly mode: RequestMode;
   readonly protocol: ProtocolId;
-  /** The path clients post to; also the provider's path on the fast path. */
+  /** The path clients post to; also the provider's path on the fast path (Gemini's names the model: its door builds it). */
   readonly path: string;
   readonly keyPlacements: readonly KeyPlacement[];
   /** The door's protocol module, loaded on first use. */
