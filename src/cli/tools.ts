@@ -11,14 +11,22 @@ export interface ToolPreset {
   /** Variables the tool would prefer over ours (another credential): unset by run, warned by env. */
   readonly preferred: readonly string[];
   /**
-   * For a tool configured by a file rather than variables: the settings as `key = value` lines
-   * (TOML dotted keys). `run` passes each as an override before the tool's own arguments; `env`
-   * prints them as the block to add to the tool's file.
+   * For a tool configured by a file rather than variables: its settings as dotted keys and JSON
+   * literals (which are TOML literals too, for the values used here). `run` hands them over per run
+   * (settingsFlag or settingsHome); `env` prints them as the block to add to the tool's file.
    */
   settings?(url: string, model: string | undefined): Array<[string, string]>;
-  /** How run passes one setting (`-c key=value`), and the file env names. */
-  readonly settingsFlag?: string;
+  /** The tool's own settings file, which env names, and its format. */
   readonly settingsFile?: string;
+  readonly settingsFormat?: 'toml' | 'json';
+  /** How run passes one setting (`-c key=value`)... */
+  readonly settingsFlag?: string;
+  /**
+   * ...or, for a tool with no such flag, where its home is: run points `envVar` at a throwaway
+   * overlay of the user's `<home>/<dir>` (every entry linked back, `file` a merged copy with our
+   * settings on top), so the user's own file is never written. See tool-home.ts.
+   */
+  readonly settingsHome?: { readonly envVar: string; readonly dir: string; readonly file: string };
 }
 
 /**
@@ -64,9 +72,40 @@ const codex: ToolPreset = {
   ],
   settingsFlag: '-c',
   settingsFile: '~/.codex/config.toml',
+  settingsFormat: 'toml',
 };
 
-export const TOOLS: readonly ToolPreset[] = [claude, codex];
+/**
+ * gemini-cli speaks Gemini's generateContent family at GOOGLE_GEMINI_BASE_URL (+ /v1beta/models/…),
+ * the key in GEMINI_API_KEY (sent as x-goog-api-key), the model from GEMINI_MODEL (its -m flag
+ * wins). With a base URL set and no auth type chosen it picks its "gateway" auth type, which
+ * headless mode refuses ("Invalid auth method selected"), so its settings must choose
+ * `gemini-api-key`. It has no per-run settings flag, and its system settings path
+ * (GEMINI_CLI_SYSTEM_SETTINGS_PATH) is read only from a root-owned file in root-owned directories,
+ * so run overlays its home (GEMINI_CLI_HOME). The rest keeps it quiet offline: no usage
+ * statistics (sent to play.googleapis.com) and no update checks.
+ */
+const gemini: ToolPreset = {
+  name: 'gemini',
+  title: 'gemini-cli, on any model',
+  vars: (url, key, model) => [
+    ['GOOGLE_GEMINI_BASE_URL', url],
+    ['GEMINI_API_KEY', key],
+    ...(model === undefined ? [] : ([['GEMINI_MODEL', model]] as Array<[string, string]>)),
+  ],
+  preferred: [],
+  settings: () => [
+    ['security.auth.selectedType', '"gemini-api-key"'],
+    ['privacy.usageStatisticsEnabled', 'false'],
+    ['general.enableAutoUpdate', 'false'],
+    ['general.enableAutoUpdateNotification', 'false'],
+  ],
+  settingsFile: '~/.gemini/settings.json',
+  settingsFormat: 'json',
+  settingsHome: { envVar: 'GEMINI_CLI_HOME', dir: '.gemini', file: 'settings.json' },
+};
+
+export const TOOLS: readonly ToolPreset[] = [claude, codex, gemini];
 
 /** The tool's command line with the preset's settings put in front of the user's own arguments. */
 export function toolCommand(tool: ToolPreset | undefined, command: string[], url: string, model: string | undefined): string[] {

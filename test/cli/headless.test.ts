@@ -4,7 +4,7 @@
 // doctor calls this a warning rather than a failure. The real CLI against a real background daemon.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { baseEnv, GATEWAY_BIN, makeTempHome, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
@@ -12,6 +12,7 @@ import { MOCK_TEXT, startMockProvider, type MockProvider } from '../helpers/mock
 
 const home = makeTempHome();
 let mock: MockProvider;
+let anthropic: MockProvider;
 let env: Record<string, string>;
 const noKeychain = (dir: string) => ({
   GATEWAY_KEYCHAIN_STORE: 'secret-service',
@@ -35,11 +36,16 @@ function oneLineError(r: CliResult, pattern: RegExp): void {
 
 beforeAll(async () => {
   mock = await startMockProvider('openai');
-  env = { ...noKeychain(home.dir), GATEWAY_PORT: '0', GATEWAY_OPENAI_BASE_URL: mock.origin, GATEWAY_OPENAI_API_KEY: mock.key };
+  anthropic = await startMockProvider('anthropic');
+  env = {
+    ...noKeychain(home.dir), GATEWAY_PORT: '0', GATEWAY_OPENAI_BASE_URL: mock.origin, GATEWAY_OPENAI_API_KEY: mock.key,
+    GATEWAY_ANTHROPIC_BASE_URL: anthropic.origin, GATEWAY_ANTHROPIC_API_KEY: anthropic.key,
+  };
 });
 afterAll(async () => {
   await cli(['stop']);
   await mock.close();
+  await anthropic.close();
   home.cleanup();
 });
 
@@ -138,6 +144,52 @@ describe('with the gateway running', () => {
       '[model_providers.gateway]', 'name = "gateway"', `base_url = "${url}/v1"`, 'env_key = "GATEWAY_API_KEY"', 'wire_api = "responses"',
       '[analytics]', 'enabled = false', '[features]', 'plugins = false',
     ]);
+  });
+
+  it('run -m <model> -- gemini: gemini-cli itself, at the root, answers on a Claude model; the user\'s ~/.gemini is read, never written', async () => {
+    // The real gemini-cli from npm, headless. The user's ~/.gemini chose Google sign-in (which would
+    // bypass the gateway) and holds a GEMINI.md; run must choose API-key auth for this run only.
+    const gemini = join(REPO_ROOT, 'node_modules', '.bin', 'gemini');
+    const user = makeTempHome('gateway-gemini-user-');
+    const tmp = makeTempHome('gateway-gemini-tmp-');
+    try {
+      mkdirSync(join(user.dir, '.gemini'));
+      const settings = '{\n  // mine\n  "security": { "auth": { "selectedType": "oauth-personal" } },\n  "privacy": { "usageStatisticsEnabled": false }\n}\n';
+      writeFileSync(join(user.dir, '.gemini', 'settings.json'), settings);
+      writeFileSync(join(user.dir, '.gemini', 'GEMINI.md'), 'The user\'s own memory: zebra-crossing-42.\n');
+      const before = anthropic.requests.length;
+      const r = await runCli(['run', '-m', 'anthropic/claude-sonnet-4-5', '--', gemini, '--skip-trust', '-p', 'Say hello'], {
+        home: home.dir, env: { ...env, HOME: user.dir, TMPDIR: tmp.dir, TERM: 'dumb' }, timeoutMs: 90_000,
+      });
+      expect(r.stdout, r.stderr).toContain(MOCK_TEXT);
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toMatch(/^note:/m);
+      const sent = anthropic.requests.slice(before);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const q of sent) expect(JSON.parse(q.body.toString()).model).toBe('claude-sonnet-4-5');
+      expect(sent[0]!.body.toString()).toContain('zebra-crossing-42'); // their GEMINI.md, read through the overlay
+      expect(readFileSync(join(user.dir, '.gemini', 'settings.json'), 'utf8')).toBe(settings);
+      expect(readdirSync(tmp.dir).filter((n) => n.startsWith('gateway-tool-home-'))).toEqual([]); // the overlay is gone
+      expect(await activeSessionKeys()).toEqual([]);
+    } finally { user.cleanup(); tmp.cleanup(); }
+  }, 120_000);
+
+  it('env gemini -m <model> prints gemini-cli\'s variables (the root, not /gemini) and the settings.json object it needs', async () => {
+    const r = await cli(['env', 'gemini', '-m', 'anthropic/claude-sonnet-4-5', '--key', 'for-gemini', '--insecure-storage']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const vars = Object.fromEntries(lines.filter((l) => l.startsWith('export ')).map((l) => /^export (\w+)='(.*)'$/.exec(l)!.slice(1, 3)));
+    expect(vars).toEqual({ GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: expect.stringMatching(/^sk-proxy-/), GEMINI_MODEL: 'anthropic/claude-sonnet-4-5' });
+    expect(lines.filter((l) => !l.startsWith('export ') && !l.startsWith('#'))).toEqual([]); // all else is comments: eval-safe
+    expect(lines).toContain('# or run it as gateway run -m anthropic/claude-sonnet-4-5 -- gemini, which passes them for you.');
+    const block = lines.filter((l) => l.startsWith('# ') && !/^# (gemini|or run)/.test(l)).map((l) => l.slice(2)).join('\n');
+    expect(JSON.parse(block)).toEqual({
+      security: { auth: { selectedType: 'gemini-api-key' } },
+      privacy: { usageStatisticsEnabled: false },
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    });
+    const evaluated = await runCli(['run', '--', 'sh', '-c', `${r.stdout}\nprintf '%s|%s' "$GOOGLE_GEMINI_BASE_URL" "$GEMINI_MODEL"`], { home: home.dir, env });
+    expect(evaluated.stdout).toBe(`${url}|anthropic/claude-sonnet-4-5`);
   });
 
   it('run hides GOOGLE_API_KEY, which @google/genai would prefer over GEMINI_API_KEY', async () => {

@@ -7,6 +7,7 @@ import { clientEnvVars, conflictingVars, ensureClientKey, ENV_TARGETS, DEFAULT_C
 import { gatewayUrl } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
 import { findTool, TOOLS } from '../tools.js';
+import { jsonBlock, tomlBlock } from '../tool-settings.js';
 
 function clientKeyHelp(): string {
   return `
@@ -24,7 +25,7 @@ ${gatewayCmd('chat')} need neither: they get a short-lived key from the running 
 export function registerEnv(program: Command): void {
   program.command('env')
     .description(`print shell exports that point the official SDKs at the gateway: eval "$(${gatewayCmd('env')})"`)
-    .addArgument(new Argument('[target]', 'which SDK\'s or coding tool\'s variables to print').choices([...ENV_TARGETS, ...TOOLS.map((t) => t.name)]).default('all'))
+    .addArgument(new Argument('[target]', 'which SDK\'s or coding tool\'s variables to print').choices([...new Set([...ENV_TARGETS, ...TOOLS.map((t) => t.name)])]).default('all'))
     .option('-m, --model <name>', 'for a coding tool: the model it uses, any the gateway routes (e.g. openai/gpt-5.4)')
     .option('--key <name>', `client key to use (created on first use; default "${DEFAULT_CLIENT_KEY_NAME}")`)
     .option('--insecure-storage', 'when creating the client key, keep its plaintext in the 0600 insecure file instead of the keychain')
@@ -34,23 +35,12 @@ Variables: OPENAI_BASE_URL (<url>/openai/v1) + OPENAI_API_KEY, ANTHROPIC_BASE_UR
 gateway's, else http://127.0.0.1:$GATEWAY_PORT (default 8080).
 Coding tools: claude (ANTHROPIC_BASE_URL at the root, ANTHROPIC_AUTH_TOKEN, with -m the model and
 its background model: Claude Code on any model), e.g. eval "$(${gatewayCmd('env claude -m openai/gpt-5.4')})";
-codex (GATEWAY_API_KEY, and the ~/.codex/config.toml block naming the gateway as a Responses provider).
+codex (GATEWAY_API_KEY, and the ~/.codex/config.toml block naming the gateway as a Responses provider);
+gemini (gemini-cli: GOOGLE_GEMINI_BASE_URL at the root, which serves @google/genai's generateContent
+family for every model too, GEMINI_API_KEY, with -m GEMINI_MODEL, and the ~/.gemini/settings.json
+object choosing API-key auth, which headless gemini needs; Gemini's own prefix is in \`env all\`).
 ${clientKeyHelp()}`)
     .action((target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }) => printEnv(target, opts));
-}
-
-/** `a.b.c = v` settings as a TOML file block: top-level keys first, then one [table] per prefix. */
-function tomlBlock(settings: Array<[string, string]>): string[] {
-  const top: string[] = [];
-  const tables = new Map<string, string[]>();
-  for (const [key, value] of settings) {
-    const dot = key.lastIndexOf('.');
-    if (dot === -1) { top.push(`${key} = ${value}`); continue; }
-    const table = key.slice(0, dot);
-    if (!tables.has(table)) tables.set(table, []);
-    tables.get(table)!.push(`${key.slice(dot + 1)} = ${value}`);
-  }
-  return [...top, ...[...tables].flatMap(([t, lines]) => [`[${t}]`, ...lines])];
 }
 
 async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage?: boolean; model?: string }): Promise<void> {
@@ -64,9 +54,10 @@ async function printEnv(target: EnvTarget, opts: { key?: string; insecureStorage
   const settings = tool?.settings?.(url, opts.model);
   if (settings) {
     // Comments, so eval "$(gateway env codex)" still works; the block is for the tool's own file.
-    out(`# ${tool!.name} reads its provider from ${tool!.settingsFile}: add these lines (top-level keys before any [table]),`);
+    const json = tool!.settingsFormat === 'json';
+    out(`# ${tool!.name} reads its settings from ${tool!.settingsFile}: ${json ? 'merge this object into it' : 'add these lines (top-level keys before any [table])'},`);
     out(`# or run it as ${gatewayCmd(`run${opts.model ? ` -m ${opts.model}` : ''} -- ${tool!.name}`)}, which passes them for you.`);
-    for (const line of tomlBlock(settings)) out(`# ${line}`);
+    for (const line of json ? jsonBlock(settings) : tomlBlock(settings)) out(`# ${line}`);
   }
   if (!running) note(`note: the gateway is not running; start it with: ${gatewayCmd('start')}`);
   const preferred = tool ? tool.preferred.filter((n) => process.env[n]) : conflictingVars(target, process.env);

@@ -11,6 +11,8 @@ import { gatewayCmd } from '../invocation.js';
 import { openSessionKey } from '../session-key.js';
 import { basename } from 'node:path';
 import { findTool, toolCommand, TOOLS } from '../tools.js';
+import { overlayToolHome, type ToolHome } from '../tool-home.js';
+import { settingsObject } from '../tool-settings.js';
 
 export const SESSION_KEY_HELP = `
 The key is a short-lived one the running gateway gives this command: nothing is stored, so no
@@ -27,7 +29,8 @@ export function registerRun(program: Command): void {
     .option('-m, --model <name>', `the model a coding tool uses (${TOOLS.map((t) => t.name).join(', ')}): any model the gateway routes, e.g. openai/gpt-5.4`)
     .passThroughOptions()
     .addHelpText('after', `\nNeeds a running gateway (${gatewayCmd('start')}). A coding tool it knows (${TOOLS.map((t) => t.name).join(', ')}) is pointed at the
-gateway's root, which serves its protocol for every model.\nExamples: ${gatewayCmd('run -- claude')}   ${gatewayCmd('run -m openai/gpt-5.4 -- claude -p "hi"')}\n${SESSION_KEY_HELP}`)
+gateway's root, which serves its protocol for every model; its settings are passed for this run
+only (gemini: a throwaway GEMINI_CLI_HOME linking back to ~/.gemini, its settings.json a merged copy).\nExamples: ${gatewayCmd('run -- claude')}   ${gatewayCmd('run -m openai/gpt-5.4 -- claude -p "hi"')}\n${SESSION_KEY_HELP}`)
     .action((command: string[], opts: { key?: string; insecureStorage?: boolean; model?: string }) => runWithEnv(command, opts));
 }
 
@@ -38,11 +41,17 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
   const daemon = findDaemon(dir);
   if (!daemon) throw new CliError(notRunningMessage());
   const session = await openSessionKey(dir, 'run');
+  let home: ToolHome | undefined;
   try {
     const url = clientUrl(daemon.url);
     const tool = findTool(basename(command[0] ?? ''));
     if (opts.model !== undefined && !tool) note(`note: --model is for the coding tools gateway knows (${TOOLS.map((t) => t.name).join(', ')}); ${command[0]} gets no model variable`);
-    const toolVars = tool?.vars(url, session.key, opts.model) ?? [];
+    const settings = tool?.settings?.(url, opts.model);
+    if (tool?.settingsHome && settings) {
+      home = overlayToolHome(tool.settingsHome, settingsObject(settings), process.env);
+      if (home.problem) note(`note: ${tool.name}: ${home.problem}`);
+    }
+    const toolVars = [...(tool?.vars(url, session.key, opts.model) ?? []), ...(home?.vars ?? [])];
     const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(clientEnvVars(url, session.key, 'all')), ...Object.fromEntries(toolVars) };
     // These would make an SDK (or the tool) send another credential instead of the gateway key.
     const ours = new Set(toolVars.map(([name]) => name));
@@ -52,6 +61,7 @@ async function runWithEnv(command: string[], opts: { key?: string; insecureStora
     for (const v of [...conflictingVars('all', env), ...(tool?.preferred ?? [])]) if (!ours.has(v)) delete env[v];
     process.exitCode = await runChild(toolCommand(tool, command, url, opts.model), env);
   } finally {
+    home?.remove();
     await session.end();
   }
 }
