@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from './errors.js';
 import { PROXY_KEY_PREFIX } from './store/keys.js';
+import { isProviderAuthHeader } from '../providers/registry.js';
 
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
@@ -18,7 +19,7 @@ export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, st
   const connectionTokens = connectionHeaderTokens(h.connection);
   for (const name in h) {
     const value = h[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || connectionTokens.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || isProviderAuthHeader(name) || connectionTokens.has(name)) continue;
     out[name] = value;
   }
   return out;

@@ -174,12 +174,19 @@ export const BUILTIN_PROVIDERS: readonly BuiltinDescriptor[] = [anthropic, opena
 // the user adds, changes or removes one). One daemon per process holds one configured set.
 let all: readonly ProviderDescriptor[] = BUILTIN_PROVIDERS;
 let byName = new Map<string, ProviderDescriptor>();
+let authHeaders: ReadonlySet<string> = new Set();
 index();
 
 function index(): void {
   const next = new Map<string, ProviderDescriptor>();
   for (const p of all) for (const name of [p.id, ...p.aliases]) if (!next.has(name)) next.set(name, p);
   byName = next;
+  authHeaders = new Set(all.flatMap((p) => (p.auth ? [p.auth.header] : [])));
+}
+
+/** Every header some provider takes its key in (lowercase): a client's value in one is a credential, never forwarded. */
+export function isProviderAuthHeader(name: string): boolean {
+  return authHeaders.has(name);
 }
 
 /**
