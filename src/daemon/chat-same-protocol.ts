@@ -10,6 +10,7 @@ import type { BodyCapture } from './body-log.js';
 import { GatewayError } from './errors.js';
 import type { SameProtocol } from './pipeline.js';
 import { gatewayCallHeaders } from './upstream.js';
+import { provider as descriptor, upstreamPath } from '../providers/registry.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
 import { createOpenAIRelay, createRelaySink, usageToTokens } from './stream-relay.js';
 
@@ -39,7 +40,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
   let upstream: CallOutcome;
   try {
     upstream = await callUpstream(ctx.upstreams.dispatcher(provider), {
-      method: 'POST', path: call.path, body: JSON.stringify(call.body),
+      method: 'POST', path: upstreamPath(descriptor(provider), call.path), body: JSON.stringify(call.body),
       headers: gatewayCallHeaders(provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }),
     }, res, openStream);
   } catch (err) {

@@ -3,14 +3,15 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from './errors.js';
 import { PROXY_KEY_PREFIX } from './store/keys.js';
+import { isProviderAuthHeader } from '../providers/registry.js';
 
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
   'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings',
 ]);
 
-/** Every header a client may use to carry a credential: never forwarded upstream. */
-const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'cookie']);
+/** Every header a client or SDK may carry a credential in (`api-key`: Azure's): never forwarded upstream. */
+const CLIENT_CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
 
 /** Request headers to forward: the client's, minus hop-by-hop and credentials. */
 export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
@@ -18,7 +19,7 @@ export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, st
   const connectionTokens = connectionHeaderTokens(h.connection);
   for (const name in h) {
     const value = h[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || connectionTokens.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || CLIENT_CREDENTIALS.has(name) || isProviderAuthHeader(name) || connectionTokens.has(name)) continue;
     out[name] = value;
   }
   return out;

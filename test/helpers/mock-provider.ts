@@ -168,7 +168,20 @@ export function responsesReply(model: string, stream: boolean, words: string[]):
   };
 }
 
-export async function startMockProvider(provider: MockProviderId, opts: { key?: string; port?: number } = {}): Promise<MockProvider> {
+export interface MockOptions {
+  key?: string;
+  port?: number;
+  /**
+   * The path the API is served under, as a server behind a base URL with a path does
+   * (`/api` for `http://host/api/v1`): requests outside it get the protocol's 404, the rest are
+   * answered as if it were not there. Recorded URLs keep it.
+   */
+  mount?: string;
+  /** false: a local server that takes no key (any credential or none is accepted, and recorded). */
+  requireKey?: boolean;
+}
+
+export async function startMockProvider(provider: MockProviderId, opts: MockOptions = {}): Promise<MockProvider> {
   const key = opts.key ?? `real-${provider}-key-0123456789`;
   const requests: Recorded[] = [];
   let handler: MockHandler | undefined;
@@ -182,7 +195,11 @@ export async function startMockProvider(provider: MockProviderId, opts: { key?: 
     waiters = waiters.filter((w) => { if (requests.length >= w.n) { w.resolve(); return false; } return true; });
     let finished = false;
     res.on('close', () => { if (!finished) rec.aborted = true; });
-    const reply = handler?.(rec, provider) ?? (presentedKey(provider, rec) === key ? defaultReply(provider, rec) : authFailure(provider));
+    const mounted = !opts.mount || rec.url === opts.mount || rec.url.startsWith(`${opts.mount}/`);
+    const inner: Recorded = mounted && opts.mount ? { ...rec, url: rec.url.slice(opts.mount.length) || '/' } : rec;
+    const reply = handler?.(inner, provider)
+      ?? (!mounted ? defaultReply(provider, { ...rec, url: '/not-under-the-mount' })
+        : opts.requireKey === false || presentedKey(provider, rec) === key ? defaultReply(provider, inner) : authFailure(provider));
     if (reply.hang) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? {});
     if (reply.chunks) {
