@@ -60,6 +60,8 @@ export interface ProviderDescriptor {
   readonly owner: string;
   /** The model `gateway chat` picks when this is the first provider with a key. */
   readonly defaultChatModel: string;
+  /** Its quirk profile's name (quirks.ts): how its Chat Completions API departs from OpenAI's. Absent: OpenAI's own behaviour. */
+  readonly quirks?: string;
 }
 
 const anthropic: ProviderDescriptor = {
