@@ -4,7 +4,7 @@
 // ordinary proxy keys whose plaintext is also kept in the keychain (account `proxy-key:<name>`),
 // created on first use. A key made by `gateway keys create` was shown once and is not held, so it
 // cannot be used here.
-import { BUILTIN_PROVIDERS, PROVIDER_IDS, provider as descriptor } from '../providers/registry.js';
+import { BUILTIN_PROVIDERS, builtinProvider } from '../providers/registry.js';
 import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
 import { ensureStateDir } from '../daemon/store/paths.js';
 import { CliError, note } from './common.js';
@@ -16,9 +16,9 @@ export const DEFAULT_CLIENT_KEY_NAME = 'env';
 
 /** A provider id (its SDK's variables), or `all`. */
 export type EnvTarget = string;
-export const ENV_TARGETS: readonly EnvTarget[] = [...PROVIDER_IDS, 'all'];
+export const ENV_TARGETS: readonly EnvTarget[] = [...BUILTIN_PROVIDERS.map((p) => p.id), 'all'];
 
-const targets = (target: EnvTarget) => (target === 'all' ? BUILTIN_PROVIDERS : [descriptor(target)]);
+const targets = (target: EnvTarget) => (target === 'all' ? BUILTIN_PROVIDERS : [builtinProvider(target)]);
 
 /** Each SDK's base URL (its native prefix, as the SDK expects it to end) and key variables. */
 export function clientEnvVars(url: string, key: string, target: EnvTarget): [string, string][] {

@@ -2,7 +2,7 @@
 // stderr notes, the state directory, argument parsers and formatting.
 import { InvalidArgumentError } from 'commander';
 import { stateDir } from '../daemon/store/paths.js';
-import { PROVIDER_IDS } from '../providers/registry.js';
+import { providerIds } from '../providers/registry.js';
 
 /** An error whose message is shown as one line; `exitCode` defaults to 1. */
 export class CliError extends Error {
@@ -31,7 +31,10 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-export const PROVIDER_CHOICES: readonly string[] = PROVIDER_IDS;
+/** Every provider id, built-in and configured (the CLI loads config.json's providers before building its commands). */
+export function providerChoices(): string[] {
+  return providerIds();
+}
 
 export function parsePort(value: string): number {
   const n = Number(value);

@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
-import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
+import { allProviders, provider as descriptor } from '../providers/registry.js';
 import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
 import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
@@ -52,7 +52,8 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   const { createSecretSource } = await import('../daemon/store/secret-source.js');
   const source = createSecretSource({ dir, env });
   const checks: Check[] = [];
-  const lookups = await Promise.all(PROVIDER_IDS.map((p) => source.inspect(p)));
+  // Providers that take no key (local servers) have nothing to look up.
+  const lookups = await Promise.all(allProviders().filter((p) => p.auth).map((p) => source.inspect(p.id)));
   // The lookups already asked the keychain; don't wait for a hung one twice.
   const failed = lookups.find((l) => l.keychainError)?.keychainError;
   try {

@@ -6,7 +6,8 @@ import { BUILTIN_PROVIDERS } from '../providers/registry.js';
 import { Command, CommanderError } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { CliError } from './common.js';
+import { CliError, cliStateDir } from './common.js';
+import { loadProviderConfig } from '../daemon/store/config.js';
 import { registerProviders } from './commands/providers.js';
 import { registerKeys } from './commands/keys.js';
 import { registerStart } from './commands/start.js';
@@ -58,6 +59,9 @@ function oneLine(text: string): string {
 
 /** Runs the CLI and returns the exit code (it never calls process.exit itself). */
 export async function main(argv: string[] = process.argv): Promise<number> {
+  // The providers the user added are names commands accept: the registry knows them before any
+  // command is built. A broken config.json is reported by the commands that read it, not here.
+  try { loadProviderConfig(cliStateDir()); } catch { /* see above */ }
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

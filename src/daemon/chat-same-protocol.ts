@@ -8,7 +8,7 @@ import { toOpenAIRequest } from '../providers/openai/request.js';
 import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
 import { applyChatQuirks } from '../providers/protocols/openai-chat/provider/apply-quirks.js';
 import { quirksOf } from '../providers/quirks.js';
-import { provider as descriptor } from '../providers/registry.js';
+import { provider as descriptor, upstreamPath } from '../providers/registry.js';
 import { TranslationError, type ChatCompletionRequest, type OpenAIUsage } from '../providers/types.js';
 import { sendAnswerAsStream, streamsFromWholeAnswer } from './answer-stream.js';
 import type { BodyCapture } from './body-log.js';
@@ -57,7 +57,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
   let upstream: CallOutcome;
   try {
     upstream = await callUpstream(ctx.upstreams.dispatcher(provider), {
-      method: 'POST', path: call.path, body: JSON.stringify(call.body),
+      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
       headers: gatewayCallHeaders(provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }),
     }, res, openStream);
   } catch (err) {

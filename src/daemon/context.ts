@@ -1,4 +1,5 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
+import type { ProviderDescriptor } from '../providers/registry.js';
 import type { KeyIndex } from './auth.js';
 import type { BodyLog } from './body-log.js';
 import type { EventBus } from './events.js';
@@ -13,6 +14,8 @@ export interface DaemonSettings {
   aliases: Record<string, string>;
   /** The `responses` section of config.json (retention, size cap), read by responses/store.ts. */
   responses?: unknown;
+  /** The providers the user added (config.json): put into the registry at start and on every reload. */
+  providers?: readonly ProviderDescriptor[];
 }
 
 export interface DaemonContext {

@@ -9,8 +9,8 @@ const HOP_BY_HOP = new Set([
   'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings',
 ]);
 
-/** Every header a client may use to carry a credential: never forwarded upstream. */
-const CLIENT_CREDENTIALS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'cookie']);
+/** Every header a client or SDK may carry a credential in (`api-key`: Azure's): never forwarded upstream. */
+const CLIENT_CREDENTIALS = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
 
 /** Request headers to forward: the client's, minus hop-by-hop and credentials. */
 export function forwardRequestHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type Mount, type RunningDaemon } from './server.js';
-import { readConfig } from './store/config.js';
+import { readConfig, type GatewayConfig } from './store/config.js';
 import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
@@ -47,6 +47,13 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   const dir = ensureStateDir(opts.stateDir);
   const log = opts.log ?? batchedLog((text) => process.stdout.write(text)).log;
   const config = readConfig(dir);
+  // A config problem is logged once per distinct text, not on every reload.
+  let lastProblems = '';
+  const reportProblems = (c: GatewayConfig) => {
+    const text = c.problems.join('\n');
+    if (text && text !== lastProblems) for (const p of c.problems) log(p);
+    lastProblems = text;
+  };
   const adminToken = randomBytes(32).toString('base64url');
   writePrivateFileSync(join(dir, FILES.adminToken), adminToken);
   const timeoutS = opts.upstreamTimeoutSeconds ?? config.upstreamTimeoutSeconds;
@@ -82,8 +89,11 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     secrets,
     origins: originsFromEnv(process.env),
     timeouts: { headersMs: timeoutS * 1000 },
-    settings: { bodyLimitBytes: config.bodyLimitBytes, aliases: config.aliases },
-    loadSettings: () => { const c = readConfig(dir); return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases }; },
+    loadSettings: () => {
+      const c = readConfig(dir);
+      reportProblems(c);
+      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, providers: c.providerDescriptors };
+    },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },
   });

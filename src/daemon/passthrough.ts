@@ -1,5 +1,5 @@
-// Native endpoints (/anthropic/*, /openai/*, /gemini/*): the request body streams upstream byte for
-// byte, only the credential is swapped, and the provider's status, headers and body stream back as
+// Native endpoints (/anthropic/*, /openai/*, /gemini/*, /<configured provider>/*): the request body
+// streams upstream byte for byte, only the credential is swapped, and the provider's status, headers and body stream back as
 // they arrive. A client that goes away aborts the upstream request.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { checkModelAllowed, extractKey } from './auth.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { provider as descriptor } from '../providers/registry.js';
+import { provider as descriptor, upstreamPath } from '../providers/registry.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
 import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
@@ -18,9 +18,9 @@ import { addProtocolHeaders, ClientBoundCall, setProviderAuth, type Upstreams } 
 
 
 /** The model a native request names: in the path (Gemini's protocol) or in the JSON body. */
-function nativeModel(modelIn: 'body' | 'path', upstreamPath: string, body: Buffer | undefined): string | null {
+function nativeModel(modelIn: 'body' | 'path', nativePath: string, body: Buffer | undefined): string | null {
   if (modelIn === 'path') {
-    const m = /\/models\/([^/:]+)/.exec(upstreamPath);
+    const m = /\/models\/([^/:]+)/.exec(nativePath);
     return m ? decodeURIComponent(m[1]!) : null;
   }
   if (!body || body.length === 0) return null;
@@ -32,7 +32,7 @@ function nativeModel(modelIn: 'body' | 'path', upstreamPath: string, body: Buffe
 
 export async function handleNative(
   ctx: DaemonContext, provider: ProviderId, req: IncomingMessage, res: ServerResponse,
-  upstreamPath: string, rawQuery: string, seen: RequestFacts,
+  nativePath: string, rawQuery: string, seen: RequestFacts,
 ): Promise<void> {
   const query = rawQuery ? new URLSearchParams(rawQuery) : null;
   const p = descriptor(provider);
@@ -44,11 +44,11 @@ export async function handleNative(
 
   // Only keys with a model allow-list make us look at the body; the original bytes still go upstream.
   let buffered: Buffer | undefined;
-  let model: string | null = wire.modelIn === 'path' ? nativeModel('path', upstreamPath, undefined) : null;
+  let model: string | null = wire.modelIn === 'path' ? nativeModel('path', nativePath, undefined) : null;
   seen.model = model;
   if (record.models) {
     if (wire.modelIn === 'body') buffered = await readBody(req, limit);
-    model = nativeModel(wire.modelIn, upstreamPath, buffered);
+    model = nativeModel(wire.modelIn, nativePath, buffered);
     seen.model = model;
     checkModelAllowed(record, model);
   }
@@ -61,7 +61,8 @@ export async function handleNative(
   headers['accept-encoding'] = 'identity';
   // A `key` parameter is a client credential on every prefix: never forwarded.
   const q = upstreamQuery(rawQuery);
-  const path = q ? `${upstreamPath}?${q}` : upstreamPath;
+  // The path under the prefix, mapped onto the provider's base URL (its path written once).
+  const path = upstreamPath(p, q ? `${nativePath}?${q}` : nativePath);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const stream = /[:?&]alt=sse|streamGenerateContent/.test(path) || (req.headers.accept ?? '').includes('text/event-stream');
   // logBodies (debugging only): the body is read whole to keep a copy, and that buffer goes upstream.
@@ -70,7 +71,7 @@ export async function handleNative(
 
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
-    method: req.method ?? 'GET', path: upstreamPath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
+    method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
   seen.tracked = true;
   const capture = bodyLog?.begin(tracker, buffered);

@@ -11,7 +11,7 @@ import type { ProviderError } from '../providers/ir/types.js';
 import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { provider as descriptor, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
+import { provider as descriptor, upstreamPath, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
 import { quirksOf } from '../providers/quirks.js';
 import { TranslationError } from '../providers/types.js';
 import { FOREIGN_STATE_MARK, withoutForeignThinking } from '../providers/protocols/anthropic/client/provider-state.js';
@@ -216,7 +216,7 @@ export async function handleCountTokens(ctx: DaemonContext, door: Door, req: Inc
     let outcome: CallOutcome;
     try {
       outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
-        method: 'POST', path: `${p.basePath}${call.path}`, body: JSON.stringify(call.body),
+        method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
         headers: gatewayCallHeaders(p.id, providerKey, { 'content-type': 'application/json', accept: 'application/json' }),
       }, res, undefined);
     } catch (err) { return fail(err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err)); }
@@ -254,7 +254,7 @@ export async function fastPath(
   addProtocolHeaders(p.id, headers);
   headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
-  const path = `${p.basePath}${providerPath}${q ? `?${q}` : ''}`;
+  const path = upstreamPath(p, `${providerPath}${q ? `?${q}` : ''}`);
   await relayAsIs(ctx, p.id, res, tracker, { stream: body.stream === true, model, capture }, { method: 'POST', path, headers, body: out });
 }
 
@@ -339,7 +339,7 @@ export async function translateThrough(
   let outcome: CallOutcome;
   try {
     outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
-      method: 'POST', path: `${p.basePath}${call!.path}`, body: JSON.stringify(call!.body),
+      method: 'POST', path: upstreamPath(p, call!.path), body: JSON.stringify(call!.body),
       headers: gatewayCallHeaders(p.id, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call!.headers }),
     }, res, openStream);
   } catch (err) {

@@ -3,7 +3,7 @@
 import type { ProviderId } from '../providers/types.js';
 import { GatewayError } from './errors.js';
 import type { SecretSource } from './store/secrets.js';
-import { provider as descriptor, PROVIDER_IDS } from '../providers/registry.js';
+import { allProviders, provider as descriptor } from '../providers/registry.js';
 
 export class ProviderKeys {
   private keys = new Map<ProviderId, string>();
@@ -11,9 +11,10 @@ export class ProviderKeys {
 
   async reload(): Promise<void> {
     const next = new Map<ProviderId, string>();
-    for (const p of PROVIDER_IDS) {
-      const s = await this.source.get(p).catch(() => undefined);
-      if (s) next.set(p, s.key);
+    for (const p of allProviders()) {
+      if (!p.auth) continue; // takes no key: never looked up
+      const s = await this.source.get(p.id).catch(() => undefined);
+      if (s) next.set(p.id, s.key);
     }
     this.keys = next;
   }
@@ -28,6 +29,8 @@ export class ProviderKeys {
   async require(p: ProviderId): Promise<string> {
     const cached = this.keys.get(p);
     if (cached) return cached;
+    // A provider that takes no key gets none (setProviderAuth sends nothing for it).
+    if (!descriptor(p).auth) return '';
     const s = await this.source.get(p).catch(() => undefined);
     if (s) { this.keys.set(p, s.key); return s.key; }
     throw new GatewayError('provider_not_configured', `no ${descriptor(p).displayName} API key is configured in the gateway; run: gateway providers set ${p}`);

@@ -6,7 +6,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { BUILTIN_PROVIDERS, findProvider, type ProviderDescriptor } from '../providers/registry.js';
+import { allProviders, findProvider, setConfiguredProviders, type ProviderDescriptor } from '../providers/registry.js';
+import { watch } from 'node:fs';
+import { basename } from 'node:path';
+import { FILES } from './store/paths.js';
 import { CHAT_DOOR, handleCountTokens, handleDoor, MESSAGES_DOOR } from './pipeline.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
@@ -22,7 +25,7 @@ import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './tra
 import { handleModel, handleModels, MODEL_PATH, modelsShape } from './models-list.js';
 import { handleResponses, handleStoredResponse, RESPONSES_DOOR } from './responses/door.js';
 import { parseResponsesSettings, ResponseStore } from './responses/store.js';
-import { defaultOrigins, DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
+import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './upstream.js';
 
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
@@ -86,16 +89,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const keys = new KeyIndex(opts.stateDir, opts.clock);
   await keys.reload();
   keys.watch();
+  const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
+  if (settings.providers) setConfiguredProviders(settings.providers);
   const providerKeys = new ProviderKeys(opts.secrets);
   await providerKeys.reload();
-  const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
   const clock = opts.clock ?? Date.now;
   const responsesConfig = parseResponsesSettings(settings.responses);
   for (const w of responsesConfig.warnings) log(w);
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
     responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
-    upstreams: new Upstreams({ ...defaultOrigins(), ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
+    upstreams: new Upstreams({ ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
     bus: new EventBus(),
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
@@ -103,12 +107,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
   let draining = false;
 
+  // Settings first: a provider added, changed or removed in config.json is in the registry before
+  // its key is looked up, and a removed one's connections are closed.
   const reload = async () => {
+    if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
+    if (settings.providers) setConfiguredProviders(settings.providers);
+    ctx.upstreams.prune();
     await keys.reload();
     await providerKeys.reload();
-    if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
     ctx.responses.setSettings(parseResponsesSettings(settings.responses).settings);
   };
+  // config.json edited by hand (or by a CLI whose /admin/reload did not arrive) is picked up too.
+  const configWatch = opts.loadSettings ? watchConfig(opts.stateDir, () => { void reload().catch((e: unknown) => log(`reload after a config.json change failed: ${(e as Error).message}`)); }) : undefined;
   const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url, sessionLeaseMs: opts.sessionLeaseMs ?? SESSION_LEASE_MS };
 
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
@@ -174,7 +184,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await handleModel(ctx, req, res, modelId);
       return;
     }
-    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, and ${BUILTIN_PROVIDERS.map((p) => `/${p.id}/…`).join(', ')}`);
+    throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, and ${allProviders().map((p) => `/${p.id}/…`).join(', ')}`);
   };
 
   const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
@@ -218,8 +228,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       server.closeAllConnections();
       await closed;
       keys.close();
+      configWatch?.close();
       await ctx.responses.close();
       await ctx.upstreams.close();
     },
   };
+}
+
+/** Calls `onChange` (debounced) when config.json in `dir` changes; a platform without fs.watch relies on /admin/reload. */
+function watchConfig(dir: string, onChange: () => void): { close(): void } | undefined {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const w = watch(dir, { persistent: false }, (_ev, file) => {
+      if (file && basename(file.toString()) !== FILES.config) return;
+      clearTimeout(timer);
+      timer = setTimeout(onChange, 50);
+    });
+    w.on('error', () => { /* directory removed: /admin/reload still works */ });
+    return { close: () => { clearTimeout(timer); w.close(); } };
+  } catch { return undefined; }
 }

@@ -1,17 +1,14 @@
-// The upstream HTTP client: one pooled undici dispatcher per provider origin, with the daemon's
-// timeouts, and the mapping of transport failures to gateway errors (502 unreachable, 504 timeout).
+// The upstream HTTP client: one pooled undici dispatcher per provider, to the origin its descriptor
+// names (a provider whose base URL changes gets a new pool), with the daemon's timeouts, and the
+// mapping of transport failures to gateway errors (502 unreachable, 504 timeout).
 import type { ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
-import { BUILTIN_PROVIDERS, provider as descriptor } from '../providers/registry.js';
+import { BUILTIN_PROVIDERS, findProvider, provider as descriptor } from '../providers/registry.js';
 import { GatewayError } from './errors.js';
 
-/** Each provider's origin, as its registry descriptor gives it. */
-export function defaultOrigins(): Record<ProviderId, string> {
-  return Object.fromEntries(BUILTIN_PROVIDERS.map((p) => [p.id, p.origin]));
-}
 
 export interface UpstreamTimeouts {
   connectMs: number; // 10 s
@@ -23,7 +20,7 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = { connectMs: 10_000, headersMs
 
 /** Origins from each provider's GATEWAY_<P>_BASE_URL (never the SDKs' own OPENAI_BASE_URL etc.). */
 export function originsFromEnv(env: NodeJS.ProcessEnv = process.env): Record<ProviderId, string> {
-  const out = defaultOrigins();
+  const out: Record<ProviderId, string> = {};
   for (const p of BUILTIN_PROVIDERS) {
     const v = env[p.baseUrlEnv];
     if (v) out[p.id] = normalizeOrigin(v, p.baseUrlEnv);
@@ -40,15 +37,24 @@ export function normalizeOrigin(value: string, what: string): string {
 }
 
 export class Upstreams {
-  private pools = new Map<ProviderId, Pool>();
-  constructor(readonly origins: Record<ProviderId, string>, readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS) {}
+  private pools = new Map<ProviderId, { origin: string; pool: Pool }>();
+  /** `overrides`: provider id → origin, instead of the descriptor's (GATEWAY_<P>_BASE_URL, tests' mocks). */
+  constructor(readonly overrides: Record<ProviderId, string> = {}, readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS) {}
+
+  /** Where a provider's requests go: an override, else its descriptor's origin. */
+  origin(provider: ProviderId): string | undefined {
+    return this.overrides[provider] ?? findProvider(provider)?.origin;
+  }
 
   dispatcher(provider: ProviderId): Pool {
-    let pool = this.pools.get(provider);
-    if (!pool) {
-      const origin = this.origins[provider];
-      if (origin === undefined) throw new GatewayError('internal_error', `no origin for provider "${provider}"`);
-      pool = new Pool(origin, {
+    const origin = this.origin(provider);
+    if (origin === undefined) throw new GatewayError('internal_error', `no origin for provider "${provider}"`);
+    const entry = this.pools.get(provider);
+    if (entry?.origin === origin) return entry.pool;
+    // A new provider, or one whose base URL changed: requests already sent finish on the old pool.
+    if (entry) void entry.pool.close().catch(() => entry.pool.destroy());
+    {
+      const pool = new Pool(origin, {
         connections: 256,
         pipelining: 1,
         connectTimeout: this.timeouts.connectMs,
@@ -56,9 +62,18 @@ export class Upstreams {
         bodyTimeout: this.timeouts.idleMs,
         keepAliveTimeout: 30_000,
       });
-      this.pools.set(provider, pool);
+      this.pools.set(provider, { origin, pool });
+      return pool;
     }
-    return pool;
+  }
+
+  /** Closes the pools of providers no longer in the registry (removed by the user). */
+  prune(): void {
+    for (const [id, { pool }] of this.pools) {
+      if (findProvider(id)?.id === id) continue;
+      this.pools.delete(id);
+      void pool.close().catch(() => pool.destroy());
+    }
   }
 
   request(provider: ProviderId, opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
@@ -67,25 +82,31 @@ export class Upstreams {
 
   /** A transport failure of a call to `provider`, as the client sees it (see upstreamFailure). */
   failure(provider: ProviderId, err: unknown, cut?: 'stream' | 'response'): GatewayError {
-    return upstreamFailure(provider, this.origins[provider] ?? '', err, cut, this.timeouts);
+    return upstreamFailure(provider, this.origin(provider) ?? '', err, cut, this.timeouts);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
+    await Promise.all([...this.pools.values()].map(({ pool }) => pool.close().catch(() => pool.destroy())));
     this.pools.clear();
   }
 }
 
-/** Sets the provider's own credential on headers going upstream, the way its descriptor says. */
+/**
+ * Sets the provider's own credential on headers going upstream, the way its descriptor says; a
+ * provider that takes no key gets none (the client's were already dropped by forwardRequestHeaders).
+ */
 export function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
   const { auth } = descriptor(provider);
+  if (!auth) return;
   headers[auth.header] = auth.scheme ? `${auth.scheme} ${key}` : key;
 }
 
-/** The protocol's default headers (Anthropic's version) where the client sent none. */
+/** The protocol's default headers (Anthropic's version) and the provider's configured ones, where the client sent none. */
 export function addProtocolHeaders(provider: ProviderId, headers: Record<string, string | string[]>): void {
-  const defaults = PROTOCOL_FACTS[descriptor(provider).protocol].defaultHeaders;
+  const d = descriptor(provider);
+  const defaults = PROTOCOL_FACTS[d.protocol].defaultHeaders;
   for (const name in defaults) if (headers[name] === undefined) headers[name] = defaults[name]!;
+  for (const name in d.headers) if (headers[name] === undefined) headers[name] = d.headers[name]!;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Model name → provider: user aliases first, then an explicit `provider/` prefix, then the
 // well-known families (provider-reference §5.1). Anything else is refused with the accepted forms.
 import { TranslationError, type ProviderId } from './types.js';
-import { BUILTIN_PROVIDERS, providerForFamily, PROVIDER_IDS, splitProviderPrefix } from './registry.js';
+import { BUILTIN_PROVIDERS, providerForFamily, providerIds, splitProviderPrefix } from './registry.js';
 import { PROTOCOL_FACTS } from './protocol-facts.js';
 
 export interface ResolvedModel {
@@ -44,7 +44,7 @@ export function resolveModel(name: string, aliases: Record<string, string> = {})
   const r = byPrefixOrFamily(name);
   if (r) return r;
   throw new TranslationError(
-    `model "${name}" does not name a provider. Use ${PROVIDER_IDS.map((p) => `"${p}/<model>"`).join(', ')}, ` +
+    `model "${name}" does not name a provider. Use ${providerIds().map((p) => `"${p}/<model>"`).join(', ')}, ` +
     `a well-known name (${BUILTIN_PROVIDERS.map((p) => p.familyHint).join(', ')}), or an alias (gateway models alias <name> <provider>/<model>)`,
     'model', 'model_not_found',
   );

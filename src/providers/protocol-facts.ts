@@ -3,6 +3,9 @@
 import type { ProtocolId } from './ir/protocol.js';
 import { ANTHROPIC_VERSION } from './protocols/anthropic/constants.js';
 
+/** Where a client may put its proxy key on a native prefix (Bearer always, plus each SDK's default spot). */
+export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
+
 /** The error body shapes the gateway speaks (see src/daemon/errors.ts). */
 export type ErrorShape = 'openai' | 'anthropic' | 'gemini';
 
@@ -16,11 +19,35 @@ export interface ProtocolFacts {
   readonly mainPath: string;
   /** Besides 401/403, how an answer says the key is wrong (Gemini: 400 API_KEY_INVALID). */
   readonly badKey400?: RegExp;
+  /**
+   * The version segment its base URLs end in, for protocols whose SDKs take a base URL that
+   * includes the version (OpenAI's `…/v1`): a path's leading segment stands for the whole base
+   * path (registry.ts `upstreamPath`). Absent: base URLs are roots the SDK appends `/v1/…` to.
+   */
+  readonly baseVersion?: string;
+  /** For a provider added with this protocol: how its key is sent, where its native prefix takes a proxy key, its models path. */
+  readonly providerDefaults: {
+    readonly auth: { readonly header: string; readonly scheme?: 'Bearer' };
+    readonly clientKeyPlacements: readonly KeyPlacement[];
+    readonly modelsPath: string;
+  };
 }
 
 export const PROTOCOL_FACTS: Readonly<Record<ProtocolId, ProtocolFacts>> = {
-  'openai-chat': { defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/chat/completions' },
-  'openai-responses': { defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/responses' },
-  anthropic: { defaultHeaders: { 'anthropic-version': ANTHROPIC_VERSION }, modelIn: 'body', errorShape: 'anthropic', mainPath: '/v1/messages' },
-  gemini: { defaultHeaders: {}, modelIn: 'path', errorShape: 'gemini', mainPath: '/v1beta/models/{model}:generateContent', badKey400: /api key/i },
+  'openai-chat': {
+    defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/chat/completions', baseVersion: '/v1',
+    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, clientKeyPlacements: ['bearer'], modelsPath: '/v1/models' },
+  },
+  'openai-responses': {
+    defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/responses', baseVersion: '/v1',
+    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, clientKeyPlacements: ['bearer'], modelsPath: '/v1/models' },
+  },
+  anthropic: {
+    defaultHeaders: { 'anthropic-version': ANTHROPIC_VERSION }, modelIn: 'body', errorShape: 'anthropic', mainPath: '/v1/messages',
+    providerDefaults: { auth: { header: 'x-api-key' }, clientKeyPlacements: ['bearer', 'x-api-key'], modelsPath: '/v1/models' },
+  },
+  gemini: {
+    defaultHeaders: {}, modelIn: 'path', errorShape: 'gemini', mainPath: '/v1beta/models/{model}:generateContent', badKey400: /api key/i,
+    providerDefaults: { auth: { header: 'x-goog-api-key' }, clientKeyPlacements: ['bearer', 'x-goog-api-key', 'query'], modelsPath: '/v1beta/models' },
+  },
 };

@@ -1,11 +1,13 @@
 // The provider registry: one descriptor per provider, as data. Everything that differs between
 // providers (origin, how the key travels, where it is kept, the env vars that override it, the
 // models path, which bare model names are theirs, quirks) is read from here; nothing else in the
-// codebase names a provider. A provider configured by the user later is one more descriptor.
+// codebase names a provider. The registry is the built-in descriptors plus the ones the user
+// configured (`gateway providers add`, kept in config.json and turned into descriptors by
+// configured.ts); every lookup below sees both.
 import type { ProtocolId } from './ir/protocol.js';
+import { PROTOCOL_FACTS, type KeyPlacement } from './protocol-facts.js';
 
-/** Where a client may put its proxy key on a native prefix (Bearer always, plus each SDK's default spot). */
-export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
+export type { KeyPlacement };
 
 export interface ProviderDescriptor {
   /** Lowercase id: the native prefix (`/<id>/…`), the routing prefix (`<id>/model`), the CLI argument. */
@@ -23,19 +25,36 @@ export interface ProviderDescriptor {
    * came by. First match wins.
    */
   readonly modelProtocols?: ReadonlyArray<{ readonly match: RegExp; readonly protocol: ProtocolId }>;
-  /** The API's origin (overridable with `baseUrlEnv`); protocol paths are appended to `basePath`. */
+  /** Built into the gateway, or added by the user (`gateway providers add`). */
+  readonly source: 'builtin' | 'configured';
+  /**
+   * The API's origin and the path its base URL carries (`/v1`, `/api/paas/v4`, `/anthropic`, or
+   * ''); protocol paths are mapped onto it by `upstreamPath`.
+   */
   readonly origin: string;
   readonly basePath: string;
-  /** How the provider's own key is sent upstream. */
-  readonly auth: { readonly header: string; readonly scheme?: 'Bearer' };
+  /** How the provider's own key is sent upstream; null: it takes no key (a local server), and gets no credential at all. */
+  readonly auth: { readonly header: string; readonly scheme?: 'Bearer' } | null;
+  /** Headers every upstream call carries unless the client sent its own (OpenRouter's attribution); never a credential. */
+  readonly headers: Readonly<Record<string, string>>;
   /** Where the native prefix accepts a client's proxy key. */
   readonly clientKeyPlacements: readonly KeyPlacement[];
   /** The keychain account that holds its key, and the env var that overrides it. */
   readonly keychainAccount: string;
   readonly keyEnv: string;
-  readonly baseUrlEnv: string;
-  /** Lists its models (GET, relative to the origin). */
+  /** Lists its models (GET, a protocol path mapped like every other by `upstreamPath`). */
   readonly modelsPath: string;
+  /** Its models when it has no models endpoint (`providers add --models a,b`): listed instead of asking. */
+  readonly models?: readonly string[];
+  /**
+   * The named quirk profile its calls follow (`providers add --preset`/`--quirks`), if any: how its
+   * Chat Completions API departs from OpenAI's (quirks.ts). Absent: OpenAI's own behaviour.
+   */
+  readonly quirks?: string;
+  /** The preset it was added from, if any. */
+  readonly preset?: string;
+  /** A server on this machine, or one that takes no key: its requests cost nothing. */
+  readonly local: boolean;
   /** Bare model names that route here without a prefix (provider-reference.md §5.1), and how to say so. */
   readonly families: readonly RegExp[];
   readonly familyHint: string;
@@ -43,6 +62,20 @@ export interface ProviderDescriptor {
   readonly keyPrefix: string;
   /** Where a user gets a key. */
   readonly keyUrl: string;
+  /** `owned_by` in OpenAI-shaped model lists when the provider's own list does not say. */
+  readonly owner: string;
+  /**
+   * The most output tokens its models accept per request, by model-id prefix (longest match wins):
+   * a door whose clients ask for more (Claude Code sends max_tokens 32000) is capped, not refused.
+   * A model not listed is not capped. From each provider's model pages.
+   */
+  readonly outputLimits: ReadonlyArray<readonly [prefix: string, max: number]>;
+}
+
+/** What only the built-in providers have: an origin override, SDK variables, a default chat model. */
+export interface BuiltinDescriptor extends ProviderDescriptor {
+  readonly source: 'builtin';
+  readonly baseUrlEnv: string;
   /**
    * How the provider's official SDK is pointed elsewhere (`gateway env`): the base-URL and key
    * variables it reads, the path its base URL ends in (openai appends /chat/completions to a base
@@ -50,27 +83,20 @@ export interface ProviderDescriptor {
    * variables it prefers over ours, which would send another credential.
    */
   readonly sdk: { readonly baseUrlVar: string; readonly keyVar: string; readonly basePath: string; readonly preferredVars: readonly string[] };
-  /**
-   * The most output tokens its models accept per request, by model-id prefix (longest match wins):
-   * a door whose clients ask for more (Claude Code sends max_tokens 32000) is capped, not refused.
-   * A model not listed is not capped. From each provider's model pages.
-   */
-  readonly outputLimits: ReadonlyArray<readonly [prefix: string, max: number]>;
-  /** `owned_by` in OpenAI-shaped model lists when the provider's own list does not say. */
-  readonly owner: string;
   /** The model `gateway chat` picks when this is the first provider with a key. */
   readonly defaultChatModel: string;
-  /** Its quirk profile's name (quirks.ts): how its Chat Completions API departs from OpenAI's. Absent: OpenAI's own behaviour. */
-  readonly quirks?: string;
 }
 
-const anthropic: ProviderDescriptor = {
+const anthropic: BuiltinDescriptor = {
   id: 'anthropic',
+  source: 'builtin',
   displayName: 'Anthropic',
   aliases: [],
   protocol: 'anthropic',
   origin: 'https://api.anthropic.com',
   basePath: '',
+  headers: {},
+  local: false,
   auth: { header: 'x-api-key' },
   clientKeyPlacements: ['bearer', 'x-api-key'],
   keychainAccount: 'anthropic',
@@ -87,8 +113,9 @@ const anthropic: ProviderDescriptor = {
   defaultChatModel: 'anthropic/claude-opus-5',
 };
 
-const openai: ProviderDescriptor = {
+const openai: BuiltinDescriptor = {
   id: 'openai',
+  source: 'builtin',
   displayName: 'OpenAI',
   aliases: [],
   protocol: 'openai-chat',
@@ -97,6 +124,8 @@ const openai: ProviderDescriptor = {
   modelProtocols: [{ match: /^(o\d+-pro|o\d+(-mini)?-deep-research|computer-use-preview|gpt-[\d.]+-(pro|codex)|gpt-[\d.]+-codex-|codex-mini|gpt-[\d.]+-cyber|gpt-daybreak-)/, protocol: 'openai-responses' }],
   origin: 'https://api.openai.com',
   basePath: '',
+  headers: {},
+  local: false,
   auth: { header: 'authorization', scheme: 'Bearer' },
   clientKeyPlacements: ['bearer'],
   keychainAccount: 'openai',
@@ -114,13 +143,16 @@ const openai: ProviderDescriptor = {
   defaultChatModel: 'openai/gpt-5.4',
 };
 
-const gemini: ProviderDescriptor = {
+const gemini: BuiltinDescriptor = {
   id: 'gemini',
+  source: 'builtin',
   displayName: 'Gemini',
   aliases: ['google'],
   protocol: 'gemini',
   origin: 'https://generativelanguage.googleapis.com',
   basePath: '',
+  headers: {},
+  local: false,
   auth: { header: 'x-goog-api-key' },
   clientKeyPlacements: ['bearer', 'x-goog-api-key', 'query'],
   keychainAccount: 'gemini',
@@ -139,18 +171,51 @@ const gemini: ProviderDescriptor = {
 };
 
 /** The built-in providers, in the order lists show them. */
-export const BUILTIN_PROVIDERS: readonly ProviderDescriptor[] = [anthropic, openai, gemini];
+export const BUILTIN_PROVIDERS: readonly BuiltinDescriptor[] = [anthropic, openai, gemini];
 
-const byName = new Map<string, ProviderDescriptor>();
-for (const p of BUILTIN_PROVIDERS) for (const name of [p.id, ...p.aliases]) byName.set(name, p);
+// The registry as it stands: built-ins first, then the configured ones (replaced as a whole when
+// the user adds, changes or removes one). One daemon per process holds one configured set.
+let all: readonly ProviderDescriptor[] = BUILTIN_PROVIDERS;
+let byName = new Map<string, ProviderDescriptor>();
+index();
+
+function index(): void {
+  const next = new Map<string, ProviderDescriptor>();
+  for (const p of all) for (const name of [p.id, ...p.aliases]) if (!next.has(name)) next.set(name, p);
+  byName = next;
+}
+
+/**
+ * Replaces the configured providers (descriptors from configured.ts). A name a built-in already
+ * holds is ignored: configured.ts refuses those, so this only guards against a hand-edited file.
+ */
+export function setConfiguredProviders(list: readonly ProviderDescriptor[]): void {
+  const builtinNames = new Set(BUILTIN_PROVIDERS.flatMap((p) => [p.id, ...p.aliases]));
+  all = [...BUILTIN_PROVIDERS, ...list.filter((p) => !builtinNames.has(p.id))];
+  index();
+}
+
+/** Every provider, built-in then configured, in the order lists show them. */
+export function allProviders(): readonly ProviderDescriptor[] {
+  return all;
+}
 
 /** Every provider id, in list order. */
-export const PROVIDER_IDS: readonly string[] = BUILTIN_PROVIDERS.map((p) => p.id);
+export function providerIds(): string[] {
+  return all.map((p) => p.id);
+}
 
 /** The descriptor for a provider id the daemon already resolved (throws on an unknown id: a bug). */
 export function provider(id: string): ProviderDescriptor {
   const p = byName.get(id);
   if (!p) throw new Error(`unknown provider id "${id}"`);
+  return p;
+}
+
+/** The built-in descriptor for an id (throws for anything else: a bug). */
+export function builtinProvider(id: string): BuiltinDescriptor {
+  const p = BUILTIN_PROVIDERS.find((b) => b.id === id);
+  if (!p) throw new Error(`"${id}" is not a built-in provider`);
   return p;
 }
 
@@ -161,7 +226,7 @@ export function findProvider(name: string): ProviderDescriptor | undefined {
 
 /** The provider whose bare model names include `model`, if any. */
 export function providerForFamily(model: string): ProviderDescriptor | undefined {
-  return BUILTIN_PROVIDERS.find((p) => p.families.some((re) => re.test(model)));
+  return all.find((p) => p.families.some((re) => re.test(model)));
 }
 
 /**
@@ -203,4 +268,42 @@ export function upstreamProtocol(p: ProviderDescriptor, model: string, door: Pro
 /** Names accepted wherever a provider is named: ids and aliases. */
 export function providerNames(): string[] {
   return [...byName.keys()];
+}
+
+/**
+ * The path a protocol path (`/v1/chat/completions`, a native request's path under `/<id>`) takes
+ * on the provider's server, given the path its base URL carries. The rule:
+ * 1. No base path (the built-ins, `https://api.deepseek.com`): the path as the protocol writes it.
+ * 2. A protocol whose base URLs end at the API version (OpenAI's: SDKs take `…/v1` and append
+ *    `/chat/completions`): the path's leading version segment stands for the whole base path, so
+ *    `/v1/chat/completions` goes to `/api/paas/v4/chat/completions` or `/openai/v1/chat/completions`.
+ * 3. Otherwise (Anthropic's and Gemini's SDKs append `/v1/…` to a root such as `…/anthropic`):
+ *    base path + path, with the longest run of whole segments that ends the one and starts the
+ *    other written once, so `/anthropic/v1` + `/v1/messages` is `/anthropic/v1/messages`.
+ * Never `/v1/v1/…`. A query string rides along untouched.
+ */
+export function upstreamPath(p: Pick<ProviderDescriptor, 'basePath' | 'protocol'>, path: string): string {
+  return joinBasePath(p.basePath, path, PROTOCOL_FACTS[p.protocol].baseVersion);
+}
+
+/** `upstreamPath`'s rule on bare values (exported for its tests). */
+export function joinBasePath(basePath: string, path: string, baseVersion: string | undefined): string {
+  const base = basePath.replace(/\/+$/, '');
+  if (!base) return path;
+  const q = path.indexOf('?');
+  const pathname = q === -1 ? path : path.slice(0, q);
+  const query = q === -1 ? '' : path.slice(q);
+  if (baseVersion && (pathname === baseVersion || pathname.startsWith(`${baseVersion}/`))) {
+    return `${base}${pathname.slice(baseVersion.length)}${query}`;
+  }
+  const baseSegs = base.split('/').slice(1);
+  const pathSegs = pathname.split('/').slice(1);
+  for (let n = Math.min(baseSegs.length, pathSegs.length); n > 0; n--) {
+    const tail = baseSegs.slice(baseSegs.length - n);
+    if (tail.every((s, i) => s === pathSegs[i])) {
+      const rest = pathSegs.slice(n).join('/');
+      return `${rest ? `${base}/${rest}` : base}${query}`;
+    }
+  }
+  return `${base}${pathname}${query}`;
 }

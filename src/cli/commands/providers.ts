@@ -3,7 +3,7 @@
 import { Argument, type Command } from 'commander';
 import type { ProviderId } from '../../providers/types.js';
 import { BUILTIN_PROVIDERS, provider as descriptor } from '../../providers/registry.js';
-import { CliError, cliStateDir, note, out, printJson, table, PROVIDER_CHOICES } from '../common.js';
+import { CliError, cliStateDir, note, out, printJson, table, providerChoices } from '../common.js';
 import { cleanSecretInput, lastFour, promptHidden, readStdin } from '../prompt.js';
 import { reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
@@ -11,7 +11,7 @@ import { gatewayCmd } from '../invocation.js';
 const ORIGIN_LABEL = { environment: 'environment', keychain: 'keychain', 'insecure-file': 'insecure file' } as const;
 
 function providerArg(): Argument {
-  return new Argument('<provider>', PROVIDER_CHOICES.join(', ')).choices(PROVIDER_CHOICES);
+  return new Argument('<provider>', providerChoices().join(', ')).choices(providerChoices());
 }
 
 export function registerProviders(program: Command): void {
@@ -84,7 +84,7 @@ async function setProvider(provider: ProviderId, opts: { stdin?: boolean; insecu
 
 async function listProviders(opts: { json?: boolean }): Promise<void> {
   const source = await openSource();
-  const lookups = await Promise.all(PROVIDER_CHOICES.map((p) => source.inspect(p)));
+  const lookups = await Promise.all(providerChoices().map((p) => source.inspect(p)));
   let backend: { id: string; name: string; survivesReboot: boolean; available: boolean; error?: string };
   // The lookups above already asked the keychain; don't wait for a hung one twice.
   const failed = lookups.find((l) => l.keychainError)?.keychainError;

@@ -3,7 +3,7 @@
 // that asks the provider's models endpoint whether the key the daemon holds is accepted.
 import type { ProviderId } from '../../providers/types.js';
 import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
-import { findProvider, provider as descriptor, PROVIDER_IDS } from '../../providers/registry.js';
+import { allProviders, findProvider, provider as descriptor, providerIds, upstreamPath } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import { gatewayCallHeaders } from '../upstream.js';
@@ -35,7 +35,7 @@ const last4 = (key: string): string | null => (key.length >= 12 ? key.slice(-4) 
 
 export function providerParam(p: string): ProviderId {
   const d = findProvider(p);
-  if (!d) throw new ApiError(404, 'unknown_provider', `no provider "${p}" (${PROVIDER_IDS.join(', ')})`);
+  if (!d) throw new ApiError(404, 'unknown_provider', `no provider "${p}" (${providerIds().join(', ')})`);
   return d.id;
 }
 
@@ -49,8 +49,8 @@ export async function keychainView(secrets: GatewaySecretSource): Promise<Keycha
 }
 
 export async function listProviders(deps: ProviderDeps): Promise<{ keychain: KeychainView; providers: ProviderView[] }> {
-  const origins = deps.ctx().upstreams.origins;
-  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(PROVIDER_IDS.map((p) => deps.secrets.inspect(p)))]);
+  const upstreams = deps.ctx().upstreams;
+  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(allProviders().filter((p) => p.auth).map((p) => deps.secrets.inspect(p.id)))]);
   return {
     keychain,
     providers: lookups.map((l) => ({
@@ -60,12 +60,10 @@ export async function listProviders(deps: ProviderDeps): Promise<{ keychain: Key
       last4: l.secret ? last4(l.secret.key) : null,
       envVar: descriptor(l.provider).keyEnv,
       shadowed: l.shadowed,
-      baseUrl: origins[l.provider],
+      baseUrl: upstreams.origin(l.provider) ?? '',
     })),
   };
 }
-
-const KEY_HINT: Record<ProviderId, string> = { anthropic: 'sk-ant-', openai: 'sk-', gemini: 'AIza' };
 
 /** Stores a pasted key in the keychain (never on disk in clear), then reloads the daemon's keys. */
 export async function storeProviderKey(deps: ProviderDeps, provider: ProviderId, body: Record<string, unknown>) {
@@ -89,7 +87,7 @@ export async function storeProviderKey(deps: ProviderDeps, provider: ProviderId,
   return {
     stored: true, provider, origin: 'keychain' as const, backend: backend.name, last4: last4(key),
     warnings: [
-      ...(key.startsWith(KEY_HINT[provider]) ? [] : [`${provider} keys usually start with "${KEY_HINT[provider]}"; stored anyway`]),
+      ...(key.startsWith(descriptor(provider).keyPrefix) ? [] : [`${provider} keys usually start with "${descriptor(provider).keyPrefix}"; stored anyway`]),
       ...(env ? [`${envVar} is set in the daemon's environment and overrides the stored key`] : []),
       ...(backend.survivesReboot ? [] : [`the ${backend.name} does not survive a reboot`]),
     ],
@@ -119,7 +117,7 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
   const headers = gatewayCallHeaders(provider, key, { accept: 'application/json' });
   const t0 = performance.now();
   try {
-    const res = await ctx.upstreams.request(provider, { method: 'GET', path: descriptor(provider).modelsPath, headers, signal: AbortSignal.timeout(15_000) });
+    const res = await ctx.upstreams.request(provider, { method: 'GET', path: upstreamPath(descriptor(provider), descriptor(provider).modelsPath), headers, signal: AbortSignal.timeout(15_000) });
     const text = await res.body.text();
     const latencyMs = Math.round(performance.now() - t0);
     if (res.statusCode === 200) {

@@ -1,7 +1,9 @@
 // Settings in `config.json` (state dir, mode 0600). Reads are a plain JSON read with defaults
 // applied, so the daemon never loads conf/ajv; writes go through conf (imported lazily), which
 // validates against the schema and writes atomically.
-import { providerNames } from '../../providers/registry.js';
+import { BUILTIN_PROVIDERS, providerNames, setConfiguredProviders } from '../../providers/registry.js';
+import { configuredProviders, type StoredProvider } from '../../providers/configured.js';
+import type { ProviderDescriptor } from '../../providers/registry.js';
 import { join } from 'node:path';
 import { FILES, ensureStateDir } from './paths.js';
 import { readJsonSync } from './atomic.js';
@@ -14,9 +16,14 @@ export interface GatewayConfig {
   lastChatModel?: string;
   /** Usage history settings (retention, prices), validated by src/daemon/usage/settings.ts. */
   usage?: Record<string, unknown>;
+  /** Providers the user added (`gateway providers add`), checked; never a key. */
+  providers: Record<string, StoredProvider>;
+  /** Their registry descriptors, and what was wrong with any left out. */
+  providerDescriptors: ProviderDescriptor[];
+  problems: string[];
 }
 
-export const CONFIG_DEFAULTS: Readonly<Omit<GatewayConfig, 'aliases' | 'lastChatModel'>> = {
+export const CONFIG_DEFAULTS: Readonly<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds'>> = {
   bodyLimitBytes: 32 * 1024 * 1024,
   upstreamTimeoutSeconds: 600,
 };
@@ -24,8 +31,12 @@ export const CONFIG_DEFAULTS: Readonly<Omit<GatewayConfig, 'aliases' | 'lastChat
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 /** `<provider>/<model>` with a provider the registry knows (its id or an alias such as `google`). */
-const ALIAS_TARGET = new RegExp(`^(${providerNames().join('|')})/\\S+$`);
-const validAliasTarget = (v: string): boolean => ALIAS_TARGET.test(v);
+const validAliasTarget = (v: string, names: readonly string[] = providerNames()): boolean => {
+  const slash = v.indexOf('/');
+  return slash > 0 && names.includes(v.slice(0, slash).toLowerCase()) && /^\S+$/.test(v.slice(slash + 1));
+};
+/** What conf checks on write (the provider is checked against the registry before that). */
+const ALIAS_TARGET_SHAPE = '^[A-Za-z0-9-]+/\\S+$';
 
 export function configPath(dir: string): string {
   return join(dir, FILES.config);
@@ -39,12 +50,17 @@ function isPositiveNumber(v: unknown): v is number {
 export function readConfig(dir: string): GatewayConfig {
   const raw = readJsonSync<Record<string, unknown>>(configPath(dir), {});
   const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
+  const configured = configuredProviders(obj.providers);
+  const names = [...BUILTIN_PROVIDERS.flatMap((p) => [p.id, ...p.aliases]), ...Object.keys(configured.stored)];
   const aliases: Record<string, string> = {};
   if (obj.aliases && typeof obj.aliases === 'object' && !Array.isArray(obj.aliases)) {
-    for (const [k, v] of Object.entries(obj.aliases)) if (typeof v === 'string' && validAliasTarget(v)) aliases[k] = v;
+    for (const [k, v] of Object.entries(obj.aliases)) if (typeof v === 'string' && validAliasTarget(v, names)) aliases[k] = v;
   }
   return {
     aliases,
+    providers: configured.stored,
+    providerDescriptors: configured.providers,
+    problems: configured.problems,
     bodyLimitBytes: isPositiveNumber(obj.bodyLimitBytes) ? Math.floor(obj.bodyLimitBytes) : CONFIG_DEFAULTS.bodyLimitBytes,
     upstreamTimeoutSeconds: isPositiveNumber(obj.upstreamTimeoutSeconds) ? obj.upstreamTimeoutSeconds : CONFIG_DEFAULTS.upstreamTimeoutSeconds,
     ...(typeof obj.lastChatModel === 'string' && obj.lastChatModel ? { lastChatModel: obj.lastChatModel } : {}),
@@ -64,7 +80,7 @@ export function validateAliasTarget(target: string): string {
   return target;
 }
 
-type StoredConfig = Partial<GatewayConfig>;
+type StoredConfig = Partial<Pick<GatewayConfig, 'aliases' | 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'providers'>>;
 
 async function openConfStore(dir: string) {
   ensureStateDir(dir);
@@ -77,7 +93,8 @@ async function openConfStore(dir: string) {
       accessPropertiesByDotNotation: false,
       clearInvalidConfig: false,
       schema: {
-        aliases: { type: 'object', additionalProperties: { type: 'string', pattern: ALIAS_TARGET.source } },
+        aliases: { type: 'object', additionalProperties: { type: 'string', pattern: ALIAS_TARGET_SHAPE } },
+        providers: { type: 'object', additionalProperties: { type: 'object' } },
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         upstreamTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
         lastChatModel: { type: 'string' },
@@ -109,4 +126,31 @@ export async function removeAlias(dir: string, name: string): Promise<boolean> {
 export async function setLastChatModel(dir: string, model: string): Promise<void> {
   const store = await openConfStore(dir);
   store.set('lastChatModel', model);
+}
+
+/** Adds or replaces a configured provider (already checked by configured.ts). True when it replaced one. */
+export async function setProviderConfig(dir: string, name: string, stored: StoredProvider): Promise<boolean> {
+  const store = await openConfStore(dir);
+  const providers = { ...(store.get('providers') ?? {}) };
+  const existed = Object.hasOwn(providers, name);
+  providers[name] = stored;
+  store.set('providers', providers);
+  return existed;
+}
+
+/** Removes a configured provider; true when there was one. */
+export async function removeProviderConfig(dir: string, name: string): Promise<boolean> {
+  const store = await openConfStore(dir);
+  const providers = { ...(store.get('providers') ?? {}) };
+  if (!Object.hasOwn(providers, name)) return false;
+  delete providers[name];
+  store.set('providers', providers);
+  return true;
+}
+
+/** Reads config.json and puts its providers into the registry (the CLI at start, the daemon on every reload). */
+export function loadProviderConfig(dir: string): GatewayConfig {
+  const config = readConfig(dir);
+  setConfiguredProviders(config.providerDescriptors);
+  return config;
 }

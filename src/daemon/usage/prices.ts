@@ -1,7 +1,7 @@
 // What a request cost: the price table shipped in data/prices.json (dated), overlaid with the
 // user's `usage.prices` from config.json. A model is priced only when the table names it (exactly,
 // or once a trailing release date is removed); anything else is recorded with cost unknown.
-import { PROVIDER_IDS, splitProviderPrefix, withoutProviderPrefix } from '../../providers/registry.js';
+import { findProvider, providerIds, splitProviderPrefix, withoutProviderPrefix } from '../../providers/registry.js';
 import { readFileSync } from 'node:fs';
 import type { ProviderId } from '../../providers/types.js';
 import type { TokenUsage } from '../events.js';
@@ -80,7 +80,7 @@ export function buildPriceTable(shipped: unknown, overrides: Record<string, unkn
   for (const [rawKey, v] of Object.entries(overrides)) {
     const k = canonicalKey(rawKey);
     const p = parseModelPrice(v);
-    if (!validKey(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (${PROVIDER_IDS.join(', ')})`);
+    if (!validKey(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (${providerIds().join(', ')})`);
     else if (typeof p === 'string') problems.push(`config usage.prices: ${rawKey}: ${p}`);
     else { models.set(k, p); applied++; }
   }
@@ -154,10 +154,12 @@ export function costOf(p: ModelPrice, u: TokenUsage): number {
 }
 
 /**
- * The cost to record: null when the model is not in the table, or when a successful request
- * reported no token counts (the provider did not say, so the gateway does not guess).
+ * The cost to record: 0 for a local provider; null when the model is not in the table, or when a
+ * successful request reported no token counts (the provider did not say, so the gateway does not guess).
  */
 export function requestCost(table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number): number | null {
+  // A server on this machine (or one that takes no key) bills nobody.
+  if (findProvider(provider)?.local) return 0;
   const found = findPrice(table, provider, model);
   if (!found) return null;
   const reported = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
