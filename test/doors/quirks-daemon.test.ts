@@ -10,7 +10,7 @@ import { startQuirkyGateway, type QuirkyGateway } from '../helpers/quirky-gatewa
 let q: QuirkyGateway | undefined;
 afterEach(async () => { await q?.close(); q = undefined; });
 
-async function start(quirk: MockQuirk, profile: string = quirk) {
+async function start(quirk: MockQuirk, profile?: string) {
   q = await startQuirkyGateway(quirk, profile);
   return {
     q,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startDaemon, type DaemonOptions, type RunningDaemon } from '../../src/daemon/server.js';
 import { KeyStore } from '../../src/daemon/store/keys.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';
-import { startMockProvider, type MockProvider, type MockQuirk } from './mock-provider.js';
+import { startMockProvider, type MockProvider } from './mock-provider.js';
 
 export interface TestGateway {
   daemon: RunningDaemon;
@@ -18,9 +18,9 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string>>; openaiQuirk?: MockQuirk } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string>> } = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
-  const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai', opts.openaiQuirk ? { quirk: opts.openaiQuirk } : {}), startMockProvider('gemini')]);
+  const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai'), startMockProvider('gemini')]);
   const keys = new KeyStore(dir);
   const { key } = keys.create({ name: 'test' });
   const daemon = await startDaemon({

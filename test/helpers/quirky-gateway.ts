@@ -1,16 +1,19 @@
-// A real daemon whose OpenAI-compatible provider is a mock in a quirk mode (mock-provider.ts),
-// carrying a quirk profile. Until user-added providers exist, the profile is put on the built-in
-// `openai` descriptor of this test process (each test file has its own module instances) and put
-// back on close; once `providers add` lands, this helper adds a provider of its own instead.
-import { provider } from '../../src/providers/registry.js';
+// A real daemon with one user-added provider, configured from its preset (presets.ts, as
+// `gateway providers add <name> --preset <name>` stores it) with its base URL pointed at a mock
+// server in the matching quirk mode (mock-provider.ts). `profile` overrides the preset's quirk
+// profile, so a test can show what the same server does to a provider without it.
+import { toDescriptor, type StoredProvider } from '../../src/providers/configured.js';
+import { findPreset } from '../../src/providers/presets.js';
+import { staticSecrets } from '../../src/daemon/store/secrets.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
-import type { MockQuirk } from './mock-provider.js';
+import { startMockProvider, type MockProvider, type MockQuirk } from './mock-provider.js';
 
 export interface QuirkyGateway {
   url: string;
   key: string;
   gw: TestGateway;
-  /** The routing name of a model of the quirky provider. */
+  mock: MockProvider;
+  /** The routing name of a model of the added provider (`deepseek/deepseek-chat`). */
   model(id: string): string;
   /** The JSON body of the last request the quirky server received. */
   lastBody(): Record<string, any>;
@@ -19,20 +22,22 @@ export interface QuirkyGateway {
   close(): Promise<void>;
 }
 
-export async function startQuirkyGateway(quirk: MockQuirk, profile: string): Promise<QuirkyGateway> {
-  const descriptor = provider('openai') as { quirks?: string };
-  const before = descriptor.quirks;
-  descriptor.quirks = profile;
-  const gw = await startTestGateway({ openaiQuirk: quirk });
-  const mock = gw.mocks.openai;
+export async function startQuirkyGateway(quirk: MockQuirk, profile?: string): Promise<QuirkyGateway> {
+  const preset = findPreset(quirk);
+  if (!preset) throw new Error(`no preset named ${quirk}`);
+  const mock = await startMockProvider('openai', { quirk, key: `real-${quirk}-key-0123456789` });
+  const stored: StoredProvider = { protocol: preset.protocol, baseUrl: `${mock.origin}/v1`, preset: preset.id, displayName: preset.displayName };
+  const quirks = profile ?? preset.quirks;
+  if (quirks !== undefined) stored.quirks = quirks;
+  const gw = await startTestGateway({ settings: { providers: [toDescriptor(quirk, stored)] }, secrets: staticSecrets({ [quirk]: mock.key }) });
   return {
-    url: gw.url, key: gw.key, gw,
-    model: (id) => `openai/${id}`,
+    url: gw.url, key: gw.key, gw, mock,
+    model: (id) => `${quirk}/${id}`,
     lastBody: () => JSON.parse(mock.requests.at(-1)!.body.toString('utf8')) as Record<string, any>,
     requests: () => mock.requests.length,
     async close() {
-      if (before === undefined) delete descriptor.quirks; else descriptor.quirks = before;
       await gw.close();
+      await mock.close();
     },
   };
 }

@@ -6,6 +6,8 @@ import type { Target } from '../../src/providers/ir/protocol.js';
 import type { Request } from '../../src/providers/ir/types.js';
 import { applyChatQuirks, toolCallId9 } from '../../src/providers/protocols/openai-chat/provider/apply-quirks.js';
 import { buildChatRequest } from '../../src/providers/protocols/openai-chat/provider/build-request.js';
+import { validateStoredProvider } from '../../src/providers/configured.js';
+import { PRESETS } from '../../src/providers/presets.js';
 import { OPENAI_PROFILE, QUIRK_PROFILES, QUIRK_PROFILE_NAMES, quirksOf } from '../../src/providers/quirks.js';
 import { TranslationError } from '../../src/providers/types.js';
 
@@ -25,8 +27,14 @@ describe('profiles', () => {
     expect(quirksOf({ quirks: 'no-such-profile' })).toBe(OPENAI_PROFILE);
     expect(quirksOf({ quirks: 'mistral' }).name).toBe('mistral');
   });
-  it('has a profile for every preset that needs one', () => {
-    for (const name of ['openai', 'deepseek', 'mistral', 'groq', 'xai', 'ollama', 'openrouter', 'vllm']) expect(QUIRK_PROFILE_NAMES).toContain(name);
+  it('has the profile every preset names', () => {
+    const named = PRESETS.flatMap((p) => (p.quirks ? [p.quirks] : []));
+    expect(named).toEqual(expect.arrayContaining(['deepseek', 'mistral', 'groq', 'xai', 'ollama', 'openrouter', 'vllm']));
+    for (const name of named) expect(QUIRK_PROFILE_NAMES).toContain(name);
+  });
+  it('a configured provider naming an unknown profile is refused, saying which exist', () => {
+    expect(() => validateStoredProvider('mine', { protocol: 'openai-chat', baseUrl: 'http://127.0.0.1:9/v1', quirks: 'mistrall' })).toThrow(/no quirk profile is named "mistrall" \(known: openai, deepseek/);
+    expect(validateStoredProvider('mine', { protocol: 'openai-chat', baseUrl: 'http://127.0.0.1:9/v1', quirks: 'mistral' }).quirks).toBe('mistral');
   });
   it("OpenAI's profile leaves a body as it is (the same object)", () => {
     const body = { model: 'gpt-5.4', messages: [{ role: 'system', content: [{ type: 'text', text: 'x' }] }], store: true, n: 2, stream: true, stream_options: { include_usage: true }, max_completion_tokens: 5 };
