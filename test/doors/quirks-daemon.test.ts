@@ -48,6 +48,22 @@ describe('DeepSeek-like (thinking mode wants reasoning_content back on tool turn
     expect(sent).not.toHaveProperty('max_completion_tokens');
   });
 
+  it('a Chat client that keeps no reasoning_content in its history (same protocol) still gets an answer', async () => {
+    const { q, chat } = await start('deepseek');
+    const model = q.model('deepseek-chat');
+    const first = await chat.chat.completions.create({ model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [chatWeather] });
+    expect((first.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(DEEPSEEK_REASONING);
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    // As many Chat clients do: only content and tool_calls are kept.
+    const answer = await chat.chat.completions.create({ model, tools: [chatWeather], messages: [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: '18°C' },
+    ] });
+    expect(answer.choices[0]!.message.content).toBe(MOCK_TEXT);
+    expect(q.lastBody().messages[1]).toMatchObject({ reasoning_content: '' });
+  });
+
   it('without the profile the same loop gets DeepSeek\'s 400', async () => {
     const { q, messages } = await start('deepseek', 'openai');
     await expect(toolLoop(messages, q.model('deepseek-chat'), false)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('reasoning_content') });

@@ -161,3 +161,20 @@ describe('Mistral: 9-character tool-call ids', () => {
     expect((buildChatRequest(ir({ messages: [{ role: 'assistant', parts: [{ type: 'tool-call', id: 'toolu_01XyZ', name: 'w', arguments: '{}' }] }] }), target('openai')).body as any).messages[0].tool_calls[0].id).toBe('toolu_01XyZ');
   });
 });
+
+describe('DeepSeek: reasoning_content on tool turns of a client\'s own history', () => {
+  it('adds an empty one where the client kept none, and leaves a kept one alone', () => {
+    const body = { messages: [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'ok' },
+      { role: 'assistant', content: 'done' },
+      { role: 'assistant', content: null, reasoning_content: 'kept', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+    ] };
+    const out = applyChatQuirks(body, q('deepseek'), 'deepseek-chat', 'DeepSeek').messages as any[];
+    expect(out[1].reasoning_content).toBe('');
+    expect(out[3]).not.toHaveProperty('reasoning_content');
+    expect(out[4].reasoning_content).toBe('kept');
+    expect(applyChatQuirks(body, OPENAI_PROFILE, 'gpt-5.4', 'OpenAI')).toBe(body);
+  });
+});

@@ -54,12 +54,17 @@ export function applyChatQuirks(body: Json, q: QuirkProfile, model: string, prov
     delete edit()[rule.field];
   }
 
-  if (Array.isArray(out.messages) && (messageRules.length > 0 || q.systemAsString || q.toolCallIds9)) {
+  if (Array.isArray(out.messages) && (messageRules.length > 0 || q.systemAsString || q.toolCallIds9 || needsReasoningField(q))) {
     const messages = out.messages as unknown[];
     const fixed = messages.map((m, i) => fixMessage(m, i, q, messageRules, provider, model));
     if (fixed.some((m, i) => m !== messages[i])) edit().messages = fixed;
   }
   return out;
+}
+
+/** The profile wants `reasoning_content` on every assistant turn with tool calls (DeepSeek's thinking mode). */
+function needsReasoningField(q: QuirkProfile): boolean {
+  return q.reasoningBack === 'tool-turns' && !q.reasoningDetails;
 }
 
 function refusal(provider: string, model: string, rule: RejectedField, param: string): TranslationError {
@@ -83,6 +88,12 @@ function fixMessage(raw: unknown, i: number, q: QuirkProfile, rules: readonly Re
   if (q.systemAsString && (m.role === 'system' || m.role === 'developer') && Array.isArray(m.content)) {
     // Text parts joined as the builder joins system parts (build-request.ts).
     edit().content = (m.content as unknown[]).map((p) => (typeof p === 'object' && p !== null && typeof (p as Json).text === 'string' ? (p as Json).text as string : '')).join('\n\n');
+  }
+  // A client that dropped the reasoning of a tool turn (many Chat clients keep only content and
+  // tool_calls) would get DeepSeek's 400; an empty reasoning_content is accepted in its place
+  // (deepseek-ai/deepseek-harness#739: the 400 comes from the field missing, not from it being empty).
+  if (needsReasoningField(q) && m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && typeof m.reasoning_content !== 'string') {
+    edit().reasoning_content = '';
   }
   if (q.toolCallIds9) {
     if (typeof m.tool_call_id === 'string' && !ID9.test(m.tool_call_id)) edit().tool_call_id = toolCallId9(m.tool_call_id);

@@ -41,8 +41,8 @@ function toolMessages(result: ToolResultPart): Json[] {
 
 /**
  * The reasoning an assistant turn gives back, in the field the profile names: the turn's reasoning
- * text as `reasoning_content` (DeepSeek needs it, possibly empty, on every turn with tool calls),
- * or the `reasoning_details` blocks this provider minted, unmodified (OpenRouter).
+ * text as `reasoning_content` (DeepSeek needs it on every turn with tool calls), or the
+ * `reasoning_details` blocks this provider minted, unmodified (OpenRouter).
  */
 function reasoningBack(parts: AssistantPart[], hasCalls: boolean, q: QuirkProfile, provider: string): Json {
   if (q.reasoningBack === 'none' || (q.reasoningBack === 'tool-turns' && !hasCalls)) return {};
@@ -56,8 +56,9 @@ function reasoningBack(parts: AssistantPart[], hasCalls: boolean, q: QuirkProfil
     }
     return details.length > 0 ? { reasoning_details: details } : {};
   }
+  // A tool turn with no reasoning to give gets its empty field from apply-quirks.ts, as a client's own history does.
   const text = reasoning.filter((p) => p.redacted !== true).map((p) => p.text).join('');
-  return hasCalls || text !== '' ? { reasoning_content: text } : {};
+  return text !== '' ? { reasoning_content: text } : {};
 }
 
 function messages(system: TextPart[], turns: Message[], q: QuirkProfile, provider: string): Json[] {
