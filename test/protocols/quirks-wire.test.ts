@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Target } from '../../src/providers/ir/protocol.js';
 import type { Request } from '../../src/providers/ir/types.js';
+import { readChatError } from '../../src/providers/protocols/openai-chat/provider/read-error.js';
 import { applyChatQuirks, toolCallId9 } from '../../src/providers/protocols/openai-chat/provider/apply-quirks.js';
 import { buildChatRequest } from '../../src/providers/protocols/openai-chat/provider/build-request.js';
 import { validateStoredProvider } from '../../src/providers/configured.js';
@@ -176,5 +177,16 @@ describe('DeepSeek: reasoning_content on tool turns of a client\'s own history',
     expect(out[3]).not.toHaveProperty('reasoning_content');
     expect(out[4].reasoning_content).toBe('kept');
     expect(applyChatQuirks(body, OPENAI_PROFILE, 'gpt-5.4', 'OpenAI')).toBe(body);
+  });
+});
+
+describe("errors from servers without OpenAI's error wrapper", () => {
+  const t: Target = { provider: 'mistral', displayName: 'Mistral', model: 'm' };
+  it("keep the server's message (Mistral's plain and schema errors)", () => {
+    expect(readChatError(400, JSON.stringify({ object: 'error', message: 'Tool call id was call_0 but must be a-z, A-Z, 0-9, with a length of 9.', type: 'invalid_request_error', param: null, code: null }), t).message)
+      .toBe('Tool call id was call_0 but must be a-z, A-Z, 0-9, with a length of 9.');
+    expect(readChatError(422, JSON.stringify({ object: 'error', message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'store'], msg: 'Extra inputs are not permitted', input: true }] } }), t))
+      .toMatchObject({ status: 422, kind: 'invalid_request', message: 'store: Extra inputs are not permitted' });
+    expect(readChatError(500, 'oops', t).message).toBe('Mistral answered HTTP 500');
   });
 });
