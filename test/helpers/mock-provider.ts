@@ -260,7 +260,22 @@ export function quirkReply(quirk: MockQuirk, r: Recorded): MockReply | undefined
   return quirkRefusal(quirk, body) ?? quirkAnswer(quirk, body);
 }
 
-export async function startMockProvider(provider: MockProviderId, opts: { key?: string; port?: number; quirk?: MockQuirk } = {}): Promise<MockProvider> {
+export interface MockOptions {
+  key?: string;
+  port?: number;
+  /**
+   * The path the API is served under, as a server behind a base URL with a path does
+   * (`/api` for `http://host/api/v1`): requests outside it get the protocol's 404, the rest are
+   * answered as if it were not there. Recorded URLs keep it.
+   */
+  mount?: string;
+  /** false: a local server that takes no key (any credential or none is accepted, and recorded). */
+  requireKey?: boolean;
+  /** Behave as one OpenAI-compatible server does where it departs from OpenAI (the quirk modes above). */
+  quirk?: MockQuirk;
+}
+
+export async function startMockProvider(provider: MockProviderId, opts: MockOptions = {}): Promise<MockProvider> {
   const key = opts.key ?? `real-${provider}-key-0123456789`;
   const requests: Recorded[] = [];
   let handler: MockHandler | undefined;
@@ -274,8 +289,12 @@ export async function startMockProvider(provider: MockProviderId, opts: { key?: 
     waiters = waiters.filter((w) => { if (requests.length >= w.n) { w.resolve(); return false; } return true; });
     let finished = false;
     res.on('close', () => { if (!finished) rec.aborted = true; });
-    const keyOk = presentedKey(provider, rec) === key;
-    const reply = handler?.(rec, provider) ?? (!keyOk ? authFailure(provider) : (opts.quirk ? quirkReply(opts.quirk, rec) : undefined) ?? defaultReply(provider, rec));
+    const mounted = !opts.mount || rec.url === opts.mount || rec.url.startsWith(`${opts.mount}/`);
+    const inner: Recorded = mounted && opts.mount ? { ...rec, url: rec.url.slice(opts.mount.length) || '/' } : rec;
+    const answer = (r: Recorded): MockReply => (opts.quirk ? quirkReply(opts.quirk, r) : undefined) ?? defaultReply(provider, r);
+    const reply = handler?.(inner, provider)
+      ?? (!mounted ? defaultReply(provider, { ...rec, url: '/not-under-the-mount' })
+        : opts.requireKey === false || presentedKey(provider, rec) === key ? answer(inner) : authFailure(provider));
     if (reply.hang) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? {});
     if (reply.chunks) {
