@@ -145,6 +145,7 @@ describe('Ollama-like (streams lose tool calls)', () => {
     expect(finish).toBe('tool_calls');
     expect(usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 6 });
     expect(q.lastBody().stream).not.toBe(true);
+    expect(q.mock.requests.at(-1)!.headers.authorization).toBeUndefined(); // a local server gets no credential
   });
 
   it('a Messages client streaming with tools gets a tool_use block', async () => {

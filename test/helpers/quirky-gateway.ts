@@ -1,8 +1,9 @@
 // A real daemon with one user-added provider, configured from its preset (presets.ts, as
-// `gateway providers add <name> --preset <name>` stores it) with its base URL pointed at a mock
+// `gateway providers add <name> --preset <name>` stores it in config.json, and checked as the
+// daemon checks config.json: configured.ts) with its base URL pointed at a mock
 // server in the matching quirk mode (mock-provider.ts). `profile` overrides the preset's quirk
 // profile, so a test can show what the same server does to a provider without it.
-import { toDescriptor, type StoredProvider } from '../../src/providers/configured.js';
+import { configuredProviders, type StoredProvider } from '../../src/providers/configured.js';
 import { findPreset } from '../../src/providers/presets.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
@@ -25,11 +26,15 @@ export interface QuirkyGateway {
 export async function startQuirkyGateway(quirk: MockQuirk, profile?: string): Promise<QuirkyGateway> {
   const preset = findPreset(quirk);
   if (!preset) throw new Error(`no preset named ${quirk}`);
-  const mock = await startMockProvider('openai', { quirk, key: `real-${quirk}-key-0123456789` });
+  // A local server (Ollama) takes no key: the mock accepts none, and the gateway sends none.
+  const mock = await startMockProvider('openai', { quirk, key: `real-${quirk}-key-0123456789`, requireKey: preset.noKey !== true });
   const stored: StoredProvider = { protocol: preset.protocol, baseUrl: `${mock.origin}/v1`, preset: preset.id, displayName: preset.displayName };
+  if (preset.noKey) stored.noKey = true;
   const quirks = profile ?? preset.quirks;
   if (quirks !== undefined) stored.quirks = quirks;
-  const gw = await startTestGateway({ settings: { providers: [toDescriptor(quirk, stored)] }, secrets: staticSecrets({ [quirk]: mock.key }) });
+  const { providers, problems } = configuredProviders({ [quirk]: stored });
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  const gw = await startTestGateway({ settings: { providers }, secrets: staticSecrets(preset.noKey ? {} : { [quirk]: mock.key }) });
   return {
     url: gw.url, key: gw.key, gw, mock,
     model: (id) => `${quirk}/${id}`,
