@@ -8,6 +8,7 @@ import { toOpenAIRequest } from '../providers/openai/request.js';
 import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
 import { applyChatQuirks } from '../providers/protocols/openai-chat/provider/apply-quirks.js';
 import { quirksOf } from '../providers/quirks.js';
+import { targetOf } from '../providers/target.js';
 import { provider as descriptor, upstreamPath } from '../providers/registry.js';
 import { TranslationError, type ChatCompletionRequest, type OpenAIUsage } from '../providers/types.js';
 import { sendAnswerAsStream, streamsFromWholeAnswer } from './answer-stream.js';
@@ -93,7 +94,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
     const [{ readChatResponse }, { createChatStreamRenderer }] = await Promise.all([
       import('../providers/protocols/openai-chat/provider/read-response.js'), import('../providers/protocols/openai-chat/client/render-stream.js'),
     ]);
-    const answer = readChatResponse(json, { provider, displayName: p.displayName, model, quirks });
+    const answer = readChatResponse(json, targetOf(p, model));
     // As the provider said it (this door shows a same-protocol provider's own model id).
     const renderer = createChatStreamRenderer({ model, modelPrefix: '', created: ctx.now(), fallbackId: `chatcmpl-${newIdSuffix()}`, includeUsage: call.clientWantsUsage });
     sendAnswerAsStream(res, renderer, answer, tracker, model, capture);

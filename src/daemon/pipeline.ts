@@ -12,7 +12,7 @@ import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, upstreamPath, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
-import { quirksOf } from '../providers/quirks.js';
+import { targetOf } from '../providers/target.js';
 import { TranslationError } from '../providers/types.js';
 import { FOREIGN_STATE_MARK, withoutForeignThinking } from '../providers/protocols/anthropic/client/provider-state.js';
 import { validateChatRequest } from '../providers/validate.js';
@@ -307,10 +307,8 @@ export async function translateThrough(
   opts: TranslateOptions = {},
 ): Promise<void> {
   const protocol = opts.protocol ?? p.protocol;
-  const target: Target = { provider: p.id, displayName: p.displayName, model, protocol };
-  // Quirk profiles describe Chat Completions servers (quirks.ts).
-  const quirks = protocol === 'openai-chat' ? quirksOf(p) : undefined;
-  if (quirks) target.quirks = quirks;
+  const target = targetOf(p, model, protocol);
+  const quirks = target.quirks;
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
   const loadProvider = providerSide(protocol);
   if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
