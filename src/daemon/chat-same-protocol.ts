@@ -76,7 +76,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
 
   const { status, text } = upstream;
   if (status >= 400) {
-    const mapped = fromOpenAIError(status, text);
+    const mapped = fromOpenAIError(status, text, p);
     const extra: Record<string, string> = {};
     const retryAfter = upstream.headers['retry-after'];
     if (typeof retryAfter === 'string') extra['retry-after'] = retryAfter;

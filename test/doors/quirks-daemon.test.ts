@@ -64,6 +64,13 @@ describe('DeepSeek-like (thinking mode wants reasoning_content back on tool turn
     expect(q.lastBody().messages[1]).toMatchObject({ reasoning_content: '' });
   });
 
+  it("a 401 through the Chat door names DeepSeek and the command that fixes its key, not OpenAI's", async () => {
+    const { q, chat } = await start('deepseek');
+    q.mock.setHandler(() => ({ status: 401, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: 'Authentication Fails (no such user)', type: 'authentication_error', param: null, code: 'invalid_request_error' } }) }));
+    await expect(chat.chat.completions.create({ model: q.model('deepseek-chat'), messages: [{ role: 'user', content: 'hi' }] }))
+      .rejects.toMatchObject({ status: 401, message: expect.stringMatching(/^401 DeepSeek rejected the API key stored in the gateway \(Authentication Fails \(no such user\)\); replace it with: gateway providers set deepseek$/) });
+  });
+
   it('without the profile the same loop gets DeepSeek\'s 400', async () => {
     const { q, messages } = await start('deepseek', 'openai');
     await expect(toolLoop(messages, q.model('deepseek-chat'), false)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('reasoning_content') });
@@ -125,7 +132,8 @@ describe('Mistral-like (9-character tool-call ids, no max_completion_tokens, no 
 
   it('without the profile the foreign ids get Mistral\'s 400', async () => {
     const { q, chat } = await start('mistral', 'openai');
-    await expect(chat.chat.completions.create({ model: q.model('mistral-large-latest'), messages: history, tools: [chatWeather] })).rejects.toMatchObject({ status: 400 });
+    await expect(chat.chat.completions.create({ model: q.model('mistral-large-latest'), messages: history, tools: [chatWeather] }))
+      .rejects.toMatchObject({ status: 400, message: expect.stringContaining('Tool call id was call_7Qa-from-another-model but must be a-z, A-Z, 0-9, with a length of 9.') });
   });
 });
 

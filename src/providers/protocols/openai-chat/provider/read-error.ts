@@ -24,7 +24,7 @@ function kindOf(status: number, code: string | undefined): ErrorKind {
  * "…"}`, or for a schema error `{"message":{"detail":[{"loc":["body","store"],"msg":"Extra inputs
  * are not permitted"}]}}` (FastAPI's shape, which vLLM and others share at the top level).
  */
-function unwrappedMessage(o: Record<string, unknown>): string | undefined {
+export function unwrappedMessage(o: Record<string, unknown>): string | undefined {
   const m = o.message;
   if (typeof m === 'string') return m;
   const detail = asRecord(m).detail ?? o.detail;
