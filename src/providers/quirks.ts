@@ -35,14 +35,15 @@ export interface QuirkProfile {
   /** Tool-call ids must be exactly 9 characters of [a-zA-Z0-9]: others are rewritten on the way up. */
   readonly toolCallIds9: boolean;
   /**
-   * Where the server puts reasoning, beyond the `reasoning_content` / `reasoning` text every
-   * reader takes: `reasoning_details`, an array of typed blocks (some signed or encrypted) that
-   * must go back whole. Absent: text fields only.
+   * The server also sends `reasoning_details` (beyond the `reasoning_content` / `reasoning` text
+   * every reader takes): typed blocks, some signed or encrypted, that are read as the reasoning's
+   * state and go back whole, in that field rather than `reasoning_content`.
    */
   readonly reasoningDetails: boolean;
   /**
    * Which assistant turns get their reasoning back on the next request: `tool-turns` (those with
-   * tool calls; DeepSeek answers 400 without it), `all`, or `none` (OpenAI takes none back).
+   * tool calls, with an empty `reasoning_content` where there is none to give: DeepSeek answers 400
+   * when it is missing), `all`, or `none` (OpenAI takes none back).
    */
   readonly reasoningBack: 'none' | 'tool-turns' | 'all';
   /** Streamed answers lose tool calls: with tools, call without streaming and stream the answer to the client. */
