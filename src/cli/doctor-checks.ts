@@ -112,7 +112,36 @@ function checkProxyVars(env: NodeJS.ProcessEnv): Check {
   return { id: 'proxy-env', ok: false, title: 'proxy variables', detail: `${detail}: upstream calls may be diverted through a proxy, and clients may send local requests to it`, fix: `unset them in the shell that runs ${gatewayCmd('start')} unless the proxy is intended; add 127.0.0.1,localhost to NO_PROXY so clients reach the gateway directly` };
 }
 
+/**
+ * Each provider the user added, asked as `providers test` asks it (its models list and one tiny
+ * request): reachable, key accepted, protocol answering. The built-ins are not called: their
+ * addresses are fixed, and a doctor run should not spend tokens on them.
+ */
+async function checkAddedProviders(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const added = allProviders().filter((p) => p.source === 'configured');
+  if (added.length === 0) return [];
+  const [{ createSecretSource }, { probeProvider }, { Upstreams }] = await Promise.all([
+    import('../daemon/store/secret-source.js'), import('../daemon/provider-probe.js'), import('../daemon/upstream.js'),
+  ]);
+  const source = createSecretSource({ dir, env });
+  const upstreams = new Upstreams({}, { connectMs: 5_000, headersMs: 10_000, idleMs: 10_000 });
+  try {
+    return await Promise.all(added.map(async (p): Promise<Check> => {
+      const id = `provider-${p.id}-works`;
+      const title = `${p.id} (${p.protocol}, ${p.origin}${p.basePath})`;
+      const secret = p.auth ? await source.get(p.id).catch(() => undefined) : undefined;
+      if (p.auth && !secret) return { id, ok: false, title, detail: 'no key, so it was not asked', fix: gatewayCmd(`providers set ${p.id}`) };
+      const r = await probeProvider({ upstreams, provider: p.id, key: secret?.key ?? '', timeoutMs: 10_000 });
+      return r.verdict === 'ok'
+        ? { id, ok: true, title, detail: r.summary }
+        : { id, ok: false, title, detail: r.summary, fix: `${gatewayCmd(`providers test ${p.id}`)} for details; change it with ${gatewayCmd(`providers add ${p.id} …`)}` };
+    }));
+  } finally {
+    await upstreams.close();
+  }
+}
+
 export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const [keychain, daemon] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env)]);
-  return [checkNode(), ...checkStateDir(dir), ...keychain, daemon, checkProxyVars(env)];
+  const [keychain, daemon, added] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env)]);
+  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, daemon, checkProxyVars(env)];
 }

@@ -104,6 +104,15 @@ describe.skipIf(skip)('providers add / list / test / remove with the real keycha
     expect(local.requests.every((q) => q.headers.authorization === undefined)).toBe(true);
   });
 
+  it('doctor asks each added provider: reachable, key accepted, protocol answering', async () => {
+    const r = record(await cli(['doctor', '--json']));
+    const checks = JSON.parse(r.stdout) as { id: string; ok: boolean; detail: string }[];
+    expect(checks.find((c) => c.id === 'provider-router-works')).toMatchObject({ ok: true, detail: 'works: gpt-5.4 answered' });
+    expect(checks.find((c) => c.id === 'provider-ollama-works')).toMatchObject({ ok: true });
+    const bad = JSON.parse(record(await cli(['doctor', '--json'], undefined, { GATEWAY_ROUTER_API_KEY: 'sk-wrong-0123456789' })).stdout) as { id: string; ok: boolean; detail: string }[];
+    expect(bad.find((c) => c.id === 'provider-router-works')).toMatchObject({ ok: false, detail: expect.stringMatching(/^wrong key/) });
+  });
+
   it('test says plainly: wrong key', async () => {
     const r = record(await cli(['providers', 'test', 'router'], undefined, { GATEWAY_ROUTER_API_KEY: 'sk-wrong-0123456789' }));
     expect(r.code).toBe(1);

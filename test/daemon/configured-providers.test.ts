@@ -145,6 +145,16 @@ describe('the Messages door (@anthropic-ai/sdk) routes <name>/<model>', () => {
   });
 });
 
+describe('the Responses door (openai SDK) routes <name>/<model>', () => {
+  it('an OpenAI-Chat provider, translated, with the base URL path written once', async () => {
+    const r = await openai.responses.create({ model: 'router/qwen/qwen3-coder', input: 'hi', store: false });
+    expect(r.output_text).toBe(MOCK_TEXT);
+    expect(last(router).url).toBe('/api/v1/chat/completions');
+    expect(bodyOf(last(router)).model).toBe('qwen/qwen3-coder');
+    expect(last(router).headers.authorization).toBe(`Bearer ${router.key}`);
+  });
+});
+
 describe('native pass-through under /<name>/…', () => {
   it('is byte for byte both ways, onto a base URL with a path', async () => {
     const sent = '{"model" :  "deepseek/deepseek-r1",\n  "messages":[{"role":"user","content":"h\\u00e9"}] }';

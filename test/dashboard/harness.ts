@@ -11,6 +11,7 @@ import { KeyStore } from '../../src/daemon/store/keys.js';
 import { createSecretSource } from '../../src/daemon/store/secret-source.js';
 import { openUsageHistory, recordUsage, storeBodies, type UsageRecorder } from '../../src/daemon/usage/index.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import type { ProviderDescriptor } from '../../src/providers/registry.js';
 
 export function memoryKeychain(available = true): Keychain & { entries: Map<string, string> } {
   const entries = new Map<string, string>();
@@ -44,7 +45,7 @@ export interface DashboardGateway {
   close(): Promise<void>;
 }
 
-export async function startDashboardGateway(opts: { env?: Record<string, string>; keychainAvailable?: boolean; usageConfig?: unknown } = {}): Promise<DashboardGateway> {
+export async function startDashboardGateway(opts: { env?: Record<string, string>; keychainAvailable?: boolean; usageConfig?: unknown; providers?: ProviderDescriptor[] } = {}): Promise<DashboardGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-dash-'));
   const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai'), startMockProvider('gemini')]);
   const keychain = memoryKeychain(opts.keychainAvailable ?? true);
@@ -58,6 +59,7 @@ export async function startDashboardGateway(opts: { env?: Record<string, string>
   daemon = await startDaemon({
     port: 0, stateDir: dir, secrets, mounts: [dashboard.mount],
     origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
+    ...(opts.providers ? { settings: { providers: opts.providers } } : {}),
   });
   recorder = recordUsage(history, daemon.ctx.bus, () => {});
   storeBodies(history, recorder, daemon.ctx, () => {}); // only with usageConfig { logBodies: true }

@@ -203,6 +203,9 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
   }
   for (const l of table(lines)) out(l);
   out('');
+  // An added provider config.json could not load is named, not silently missing.
+  const { readConfig } = await import('../../daemon/store/config.js');
+  for (const p of readConfig(cliStateDir()).problems) note(`warning: ${p} (left out)`);
   if (backend.available) {
     out(`Keychain: ${backend.name}${backend.survivesReboot ? '' : ' (does not survive a reboot)'}`);
   } else {

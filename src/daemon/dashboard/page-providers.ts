@@ -17,16 +17,17 @@ function card(p: ProviderView, keychain: KeychainView): Html {
   <div class="provider-head">
     <span class="provider-mark ${p.provider}" aria-hidden="true">${name.slice(0, 1)}</span>
     <div><h2>${name}</h2><div class="muted small mono">${p.baseUrl}</div></div>
-    <span class="badge ${p.configured ? 'active' : 'muted'}">${p.configured ? 'Configured' : 'Not configured'}</span>
+    <span class="badge ${p.configured ? 'active' : 'muted'}">${p.keyless ? 'No key needed' : p.configured ? 'Configured' : 'Not configured'}</span>
   </div>
   <dl class="facts">
-    <dt>Key</dt><dd>${p.configured ? html`<span class="mono">…${p.last4 ?? '····'}</span>` : html`<span class="muted">none</span>`}</dd>
-    <dt>Source</dt><dd>${p.configured ? from : html`<span class="muted">—</span>`}${p.shadowed.length ? html`<div class="muted small">overrides the key in ${p.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}</div>` : ''}</dd>
+    <dt>Protocol</dt><dd class="mono small">${p.protocol}${p.quirks ? html` · profile ${p.quirks}` : ''}</dd>
+    ${p.keyless ? html`<dt>Key</dt><dd><span class="muted">none: a local server, sent no credential</span></dd>` : html`<dt>Key</dt><dd>${p.configured ? html`<span class="mono">…${p.last4 ?? '····'}</span>` : html`<span class="muted">none</span>`}</dd>
+    <dt>Source</dt><dd>${p.configured ? from : html`<span class="muted">—</span>`}${p.shadowed.length ? html`<div class="muted small">overrides the key in ${p.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}</div>` : ''}</dd>`}
     <dt>Native path</dt><dd class="mono small">${d ? `/${d.id}${PROTOCOL_FACTS[d.protocol].mainPath}` : ''}</dd>
   </dl>
   <div class="provider-actions">
-    <button type="button" class="btn" data-test-provider="${p.provider}"${p.configured ? '' : html` disabled`}>Test key</button>
-    ${keychain.available
+    <button type="button" class="btn" data-test-provider="${p.provider}"${p.configured ? '' : html` disabled`}>${p.keyless ? 'Test' : 'Test key'}</button>
+    ${p.keyless ? '' : keychain.available
       ? html`<button type="button" class="btn ghost" data-set-key="${p.provider}" data-name="${name}">${p.configured ? 'Store a new key…' : 'Set key…'}</button>`
       : html`<button type="button" class="btn ghost" disabled title="No usable keychain here: use gateway providers set ${p.provider} --insecure-storage">Set key…</button>`}
   </div>

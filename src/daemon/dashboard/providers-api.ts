@@ -18,7 +18,13 @@ export interface ProviderView {
   last4: string | null;
   envVar: string;
   shadowed: SecretOrigin[];
+  /** Where its requests go: origin and base path. */
   baseUrl: string;
+  protocol: string;
+  source: 'builtin' | 'configured';
+  /** Added with --no-key: it takes no key (and `configured` is true). */
+  keyless: boolean;
+  quirks: string | null;
 }
 
 export interface KeychainView { available: boolean; name: string | null; survivesReboot: boolean; error: string | null }
@@ -50,18 +56,27 @@ export async function keychainView(secrets: GatewaySecretSource): Promise<Keycha
 
 export async function listProviders(deps: ProviderDeps): Promise<{ keychain: KeychainView; providers: ProviderView[] }> {
   const upstreams = deps.ctx().upstreams;
-  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(allProviders().filter((p) => p.auth).map((p) => deps.secrets.inspect(p.id)))]);
+  const providers = allProviders();
+  // A provider that takes no key has nothing to look up.
+  const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(providers.map((p) => (p.auth ? deps.secrets.inspect(p.id) : undefined)))]);
   return {
     keychain,
-    providers: lookups.map((l) => ({
-      provider: l.provider,
-      configured: Boolean(l.secret),
-      origin: l.secret?.origin ?? null,
-      last4: l.secret ? last4(l.secret.key) : null,
-      envVar: descriptor(l.provider).keyEnv,
-      shadowed: l.shadowed,
-      baseUrl: upstreams.origin(l.provider) ?? '',
-    })),
+    providers: providers.map((p, i) => {
+      const l = lookups[i];
+      return {
+        provider: p.id,
+        configured: !p.auth || Boolean(l?.secret),
+        origin: l?.secret?.origin ?? null,
+        last4: l?.secret ? last4(l.secret.key) : null,
+        envVar: p.keyEnv,
+        shadowed: l?.shadowed ?? [],
+        baseUrl: `${upstreams.origin(p.id) ?? ''}${p.basePath}`,
+        protocol: p.protocol,
+        source: p.source,
+        keyless: !p.auth,
+        quirks: p.quirks ?? null,
+      };
+    }),
   };
 }
 
@@ -127,7 +142,8 @@ export async function testProvider(ctx: DaemonContext, provider: ProviderId): Pr
         const list = j.data ?? j.models;
         models = Array.isArray(list) ? list.length : null;
       } catch { /* a 200 is what matters */ }
-      return { provider, ok: true, status: 200, latencyMs, models, message: models === null ? 'the key works' : `the key works: ${models} models available` };
+      const works = descriptor(provider).auth ? 'the key works' : 'it answers';
+      return { provider, ok: true, status: 200, latencyMs, models, message: models === null ? works : `${works}: ${models} models available` };
     }
     const why = errorMessage(text);
     const rejected = res.statusCode === 401 || res.statusCode === 403 || (res.statusCode === 400 && PROTOCOL_FACTS[descriptor(provider).protocol].badKey400?.test(text) === true);
