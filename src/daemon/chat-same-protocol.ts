@@ -1,16 +1,21 @@
 // The Chat door's same-protocol path (POST /v1/chat/completions for a provider that speaks OpenAI
-// Chat): the request goes on as it came, only the model changed, and the answer comes back as it
-// came. The pipeline (pipeline.ts) does everything before and around it.
+// Chat): the request goes on as it came, only the model changed (and what the provider's quirk
+// profile fixes: apply-quirks.ts, the same function the translated path uses), and the answer
+// comes back as it came. The pipeline (pipeline.ts) does everything before and around it.
 import type { ServerResponse } from 'node:http';
 import { fromOpenAIError } from '../providers/openai/errors.js';
 import { toOpenAIRequest } from '../providers/openai/request.js';
 import { createOpenAIStreamFilter } from '../providers/openai/stream.js';
-import type { ChatCompletionRequest, OpenAIUsage } from '../providers/types.js';
+import { applyChatQuirks } from '../providers/protocols/openai-chat/provider/apply-quirks.js';
+import { quirksOf } from '../providers/quirks.js';
+import { targetOf } from '../providers/target.js';
+import { provider as descriptor, upstreamPath } from '../providers/registry.js';
+import { TranslationError, type ChatCompletionRequest, type OpenAIUsage } from '../providers/types.js';
+import { sendAnswerAsStream, streamsFromWholeAnswer } from './answer-stream.js';
 import type { BodyCapture } from './body-log.js';
 import { GatewayError } from './errors.js';
-import type { SameProtocol } from './pipeline.js';
+import { newIdSuffix, type SameProtocol } from './pipeline.js';
 import { gatewayCallHeaders } from './upstream.js';
-import { provider as descriptor, upstreamPath } from '../providers/registry.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
 import { createOpenAIRelay, createRelaySink, usageToTokens } from './stream-relay.js';
 
@@ -29,8 +34,21 @@ function sendJson(res: ServerResponse, status: number, body: unknown, extra: Rec
  */
 export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey, res, raw, model, tracker, capture) => {
   const body = raw as ChatCompletionRequest; // validated by the door
-  const stream = body.stream === true;
+  const p = descriptor(provider);
+  const quirks = quirksOf(p);
   const call = toOpenAIRequest(body, model);
+  // A server whose streams lose tool calls is asked without streaming; the answer is streamed here.
+  const wholeAnswer = streamsFromWholeAnswer(quirks, body.stream === true, Array.isArray(body.tools) && body.tools.length > 0);
+  if (wholeAnswer) { call.body = { ...call.body, stream: false }; delete call.body.stream_options; }
+  try {
+    call.body = applyChatQuirks(call.body, quirks, model, p.displayName);
+  } catch (e) {
+    if (!(e instanceof TranslationError)) throw e;
+    const ge = new GatewayError('invalid_request', e.message, e.param);
+    tracker.fail(ge.status, ge.code, ge.message);
+    throw ge;
+  }
+  const stream = call.body.stream === true;
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
     res.flushHeaders();
@@ -40,7 +58,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
   let upstream: CallOutcome;
   try {
     upstream = await callUpstream(ctx.upstreams.dispatcher(provider), {
-      method: 'POST', path: upstreamPath(descriptor(provider), call.path), body: JSON.stringify(call.body),
+      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
       headers: gatewayCallHeaders(provider, providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' }),
     }, res, openStream);
   } catch (err) {
@@ -58,7 +76,7 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
 
   const { status, text } = upstream;
   if (status >= 400) {
-    const mapped = fromOpenAIError(status, text);
+    const mapped = fromOpenAIError(status, text, p);
     const extra: Record<string, string> = {};
     const retryAfter = upstream.headers['retry-after'];
     if (typeof retryAfter === 'string') extra['retry-after'] = retryAfter;
@@ -71,6 +89,16 @@ export const chatSameProtocol: SameProtocol = async (ctx, provider, providerKey,
     const ge = new GatewayError('upstream_unreachable', `${provider} sent a response that is not JSON`);
     tracker.fail(ge.status, ge.code, ge.message);
     throw ge;
+  }
+  if (wholeAnswer) {
+    const [{ readChatResponse }, { createChatStreamRenderer }] = await Promise.all([
+      import('../providers/protocols/openai-chat/provider/read-response.js'), import('../providers/protocols/openai-chat/client/render-stream.js'),
+    ]);
+    const answer = readChatResponse(json, targetOf(p, model));
+    // As the provider said it (this door shows a same-protocol provider's own model id).
+    const renderer = createChatStreamRenderer({ model, modelPrefix: '', created: ctx.now(), fallbackId: `chatcmpl-${newIdSuffix()}`, includeUsage: call.clientWantsUsage });
+    sendAnswerAsStream(res, renderer, answer, tracker, model, capture);
+    return;
   }
   // The answer is already in the door's format; its bytes go back unchanged.
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });

@@ -12,9 +12,11 @@ import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, upstreamPath, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
+import { targetOf } from '../providers/target.js';
 import { TranslationError } from '../providers/types.js';
 import { FOREIGN_STATE_MARK, withoutForeignThinking } from '../providers/protocols/anthropic/client/provider-state.js';
 import { validateChatRequest } from '../providers/validate.js';
+import { sendAnswerAsStream, streamsFromWholeAnswer } from './answer-stream.js';
 import { chatSameProtocol } from './chat-same-protocol.js';
 import { checkModelAllowed, extractKey } from './auth.js';
 import type { BodyCapture } from './body-log.js';
@@ -340,17 +342,21 @@ export async function translateThrough(
   opts: TranslateOptions = {},
 ): Promise<void> {
   const protocol = opts.protocol ?? p.protocol;
-  const target: Target = { provider: p.id, displayName: p.displayName, model, protocol };
+  const target = targetOf(p, model, protocol);
+  const quirks = target.quirks;
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
   const loadProvider = providerSide(protocol);
   if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
   const client = loadedClients.get(door) ?? await clientOf(door);
   const upstream = loadedProviders.get(protocol) ?? await loadProvider!();
   let call;
+  let wholeAnswer = false;
   try {
-    call = upstream.buildRequest(client.parseRequest(body, target), target);
+    const ir = client.parseRequest(body, target);
+    wholeAnswer = quirks !== undefined && streamsFromWholeAnswer(quirks, ir.stream, ir.tools.length > 0);
+    call = upstream.buildRequest(wholeAnswer ? { ...ir, stream: false } : ir, target);
   } catch (e) { fail(asGatewayError(e) as GatewayError); }
-  const stream = body.stream === true;
+  const stream = body.stream === true && !wholeAnswer;
   // A model of another provider than the door's is shown as `provider/<its id>` (the door's own
   // provider never gets here: its requests take the fast path).
   const rctx: RenderContext = { model: `${p.id}/${model}`, modelPrefix: `${p.id}/`, created: ctx.now(), fallbackId: door.newId(), includeUsage: opts.includeUsage === true };
@@ -387,6 +393,10 @@ export async function translateThrough(
     return fail(new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`));
   }
   const answer = upstream.readResponse(json, target);
+  if (wholeAnswer) {
+    sendAnswerAsStream(res, client.createStreamRenderer(rctx), answer, tracker, model, capture);
+    return;
+  }
   const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${rctx.modelPrefix}${answer.model}` } : rctx);
   opts.onFinal?.(rendered as Record<string, unknown>);
   tracker.wrote(sendJson(res, 200, rendered, {}, capture));

@@ -3,10 +3,11 @@
 // module — and says plainly which failed and why: unreachable, wrong key, wrong protocol, or a
 // model that does not exist. Never shows the key.
 import type { Request } from '../providers/ir/types.js';
-import type { ProtocolId, ProviderProtocol, Target } from '../providers/ir/protocol.js';
+import type { ProtocolId, ProviderProtocol } from '../providers/ir/protocol.js';
 import { fromModelsList } from '../providers/models-list.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, upstreamPath, type ProviderDescriptor } from '../providers/registry.js';
+import { targetOf } from '../providers/target.js';
 import { gatewayCallHeaders, type Upstreams } from './upstream.js';
 
 export type Verdict = 'ok' | 'unreachable' | 'wrong_key' | 'wrong_protocol' | 'model_not_found' | 'no_model' | 'error';
@@ -130,7 +131,7 @@ export async function probeProvider(opts: ProbeOptions): Promise<ProbeResult> {
     return result('no_model', `reachable, but it listed no models: give one with --model <id> to send a test request`, models, null);
   }
   const side = await PROVIDER_SIDES[d.protocol]();
-  const target: Target = { provider: d.id, displayName: d.displayName, model, protocol: d.protocol };
+  const target = targetOf(d, model);
   const built = side.buildRequest({ ...TINY, model }, target);
   const a = await call(opts.upstreams, d, opts.key, 'POST', built.path, JSON.stringify(built.body), built.headers ?? {}, timeoutMs);
   if ('error' in a) {

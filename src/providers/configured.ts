@@ -3,6 +3,7 @@
 // how a stored entry is checked, and the registry descriptor it becomes. Pure: no I/O.
 import type { ProtocolId } from './ir/protocol.js';
 import { PROTOCOL_FACTS } from './protocol-facts.js';
+import { QUIRK_PROFILE_NAMES } from './quirks.js';
 import { BUILTIN_PROVIDERS, type ProviderDescriptor } from './registry.js';
 
 /** One configured provider as config.json keeps it. */
@@ -116,6 +117,7 @@ export function validateStoredProvider(name: string, raw: unknown): StoredProvid
   }
   if (o.quirks !== undefined) {
     if (typeof o.quirks !== 'string' || !QUIRKS.test(o.quirks)) throw new Error(`providers.${name}.quirks must be a profile name (lowercase letters, digits, '-')`);
+    if (!QUIRK_PROFILE_NAMES.includes(o.quirks)) throw new Error(`providers.${name}.quirks: no quirk profile is named "${o.quirks}" (known: ${QUIRK_PROFILE_NAMES.join(', ')})`);
     out.quirks = o.quirks;
   }
   if (typeof o.preset === 'string' && QUIRKS.test(o.preset)) out.preset = o.preset;

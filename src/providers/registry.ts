@@ -46,7 +46,10 @@ export interface ProviderDescriptor {
   readonly modelsPath: string;
   /** Its models when it has no models endpoint (`providers add --models a,b`): listed instead of asking. */
   readonly models?: readonly string[];
-  /** The named quirk profile its calls follow (`providers add --preset`/`--quirks`), if any. */
+  /**
+   * The named quirk profile its calls follow (`providers add --preset`/`--quirks`), if any: how its
+   * Chat Completions API departs from OpenAI's (quirks.ts). Absent: OpenAI's own behaviour.
+   */
   readonly quirks?: string;
   /** The preset it was added from, if any. */
   readonly preset?: string;

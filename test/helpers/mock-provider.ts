@@ -168,6 +168,98 @@ export function responsesReply(model: string, stream: boolean, words: string[]):
   };
 }
 
+// ---- quirk modes: OpenAI-compatible servers that depart from OpenAI, as the real ones do -------
+// (src/providers/quirks.ts is the gateway's side; each refusal's text is the provider's own.) In a
+// quirk mode the server answers a request with tools by calling the first tool, and a request whose
+// last message is a tool result with text, so tool loops run as they would against the real one.
+
+export type MockQuirk =
+  /** Thinking mode: 400 when an assistant turn with tool_calls lacks reasoning_content; answers carry reasoning_content. */
+  | 'deepseek'
+  /** 422 on max_completion_tokens, store, stream_options; 400 on a tool-call id that is not 9 alphanumerics; mints such ids. */
+  | 'mistral'
+  /** Streamed answers lose their tool calls (finish_reason "stop", no tool_calls); unstreamed ones keep them. */
+  | 'ollama'
+  /** 400 on store, logprobs, top_logprobs, logit_bias, messages[].name, n other than 1, and non-string system content. */
+  | 'groq';
+
+export const DEEPSEEK_REASONING = 'The user wants the weather: call the tool first.';
+const MISTRAL_ID = /^[a-zA-Z0-9]{9}$/;
+
+type Msg = { role?: unknown; content?: unknown; name?: unknown; tool_calls?: Array<{ id?: unknown }>; tool_call_id?: unknown; reasoning_content?: unknown };
+
+function quirkRefusal(quirk: MockQuirk, body: Record<string, unknown>): MockReply | undefined {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as Msg[];
+  const oai = (status: number, message: string) => json(status, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } });
+  switch (quirk) {
+    case 'deepseek': {
+      const thinking = (body.thinking as { type?: unknown } | undefined)?.type !== 'disabled';
+      if (thinking && messages.some((m) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && typeof m.reasoning_content !== 'string')) {
+        return oai(400, 'The `reasoning_content` in the thinking mode must be passed back to the API.');
+      }
+      return undefined;
+    }
+    case 'mistral': {
+      const extra = ['max_completion_tokens', 'store', 'stream_options'].filter((k) => k in body);
+      if (extra.length > 0) {
+        return json(422, { object: 'error', message: { detail: extra.map((k) => ({ type: 'extra_forbidden', loc: ['body', k], msg: 'Extra inputs are not permitted', input: body[k] })) }, type: 'invalid_request_error', param: null, code: null });
+      }
+      for (const m of messages) {
+        for (const id of [...(m.tool_calls ?? []).map((c) => c.id), ...(m.tool_call_id !== undefined ? [m.tool_call_id] : [])]) {
+          if (typeof id !== 'string' || !MISTRAL_ID.test(id)) return json(400, { object: 'error', message: `Tool call id was ${String(id)} but must be a-z, A-Z, 0-9, with a length of 9.`, type: 'invalid_request_error', param: null, code: null });
+        }
+      }
+      return undefined;
+    }
+    case 'groq': {
+      if ('store' in body) return oai(400, "property 'store' is unsupported, did you mean 'stop'?");
+      for (const k of ['logprobs', 'top_logprobs', 'logit_bias']) if (k in body) return oai(400, `'${k}' : property '${k}' is unsupported`);
+      if (body.n !== undefined && body.n !== 1) return oai(400, "'n' : number must be at most 1");
+      for (const [i, m] of messages.entries()) {
+        if (m.name !== undefined) return oai(400, `'messages.${i}' : property 'name' is unsupported`);
+        if (m.role === 'system' && typeof m.content !== 'string') return oai(400, `'messages.${i}' : for 'role:system' the following must be satisfied[('messages.${i}.content' : value must be a string)]`);
+      }
+      return undefined;
+    }
+    case 'ollama':
+      return undefined;
+  }
+}
+
+/** A chat answer in the quirk's manner: a call of the first tool, or text after a tool result. */
+function quirkAnswer(quirk: MockQuirk, body: Record<string, unknown>): MockReply {
+  const model = String(body.model ?? 'model');
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as Msg[];
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: string } }>) : [];
+  const callTool = tools.length > 0 && messages.at(-1)?.role !== 'tool';
+  const call = { id: quirk === 'mistral' ? 'Xq7bT2mLp' : 'call_q1', type: 'function', function: { name: tools[0]?.function?.name ?? 'tool', arguments: '{"city":"Paris"}' } };
+  const reasoning = quirk === 'deepseek' ? DEEPSEEK_REASONING : undefined;
+  const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
+  const finish = callTool ? 'tool_calls' : 'stop';
+  if (body.stream !== true) {
+    const message = { role: 'assistant', content: callTool ? null : MOCK_TEXT, ...(reasoning ? { reasoning_content: reasoning } : {}), ...(callTool ? { tool_calls: [call] } : {}) };
+    return json(200, { id: 'chatcmpl-quirk', object: 'chat.completion', created: 1767225600, model, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage });
+  }
+  const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+  const chunk = (delta: unknown, finishReason: string | null, extra: object = {}) => `data: ${JSON.stringify({ id: 'chatcmpl-quirk', object: 'chat.completion.chunk', created: 1767225600, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...extra })}\n\n`;
+  const chunks = [chunk({ role: 'assistant', content: '' }, null)];
+  if (reasoning) chunks.push(chunk({ reasoning_content: reasoning }, null));
+  // Ollama's bug: with tools, the stream ends as if the model had said nothing.
+  if (callTool && quirk === 'ollama') chunks.push(chunk({}, 'stop'));
+  else if (callTool) chunks.push(chunk({ tool_calls: [{ index: 0, ...call }] }, null), chunk({}, 'tool_calls', quirk === 'mistral' ? { usage } : {}));
+  else chunks.push(...pieces(MOCK_TEXT).map((w) => chunk({ content: w }, null)), chunk({}, 'stop', quirk === 'mistral' ? { usage } : {}));
+  if (withUsage) chunks.push(`data: ${JSON.stringify({ id: 'chatcmpl-quirk', object: 'chat.completion.chunk', created: 1767225600, model, choices: [], usage })}\n\n`);
+  chunks.push('data: [DONE]\n\n');
+  return { headers: { 'content-type': 'text/event-stream' }, chunks };
+}
+
+/** What a quirk-mode server answers to a Chat Completions request (undefined for anything else). */
+export function quirkReply(quirk: MockQuirk, r: Recorded): MockReply | undefined {
+  if (r.method !== 'POST' || !/\/chat\/completions$/.test(r.url.split('?')[0]!)) return undefined;
+  const body = parseJson(r.body);
+  return quirkRefusal(quirk, body) ?? quirkAnswer(quirk, body);
+}
+
 export interface MockOptions {
   key?: string;
   port?: number;
@@ -179,6 +271,8 @@ export interface MockOptions {
   mount?: string;
   /** false: a local server that takes no key (any credential or none is accepted, and recorded). */
   requireKey?: boolean;
+  /** Behave as one OpenAI-compatible server does where it departs from OpenAI (the quirk modes above). */
+  quirk?: MockQuirk;
 }
 
 export async function startMockProvider(provider: MockProviderId, opts: MockOptions = {}): Promise<MockProvider> {
@@ -197,9 +291,10 @@ export async function startMockProvider(provider: MockProviderId, opts: MockOpti
     res.on('close', () => { if (!finished) rec.aborted = true; });
     const mounted = !opts.mount || rec.url === opts.mount || rec.url.startsWith(`${opts.mount}/`);
     const inner: Recorded = mounted && opts.mount ? { ...rec, url: rec.url.slice(opts.mount.length) || '/' } : rec;
+    const answer = (r: Recorded): MockReply => (opts.quirk ? quirkReply(opts.quirk, r) : undefined) ?? defaultReply(provider, r);
     const reply = handler?.(inner, provider)
       ?? (!mounted ? defaultReply(provider, { ...rec, url: '/not-under-the-mount' })
-        : opts.requireKey === false || presentedKey(provider, rec) === key ? defaultReply(provider, inner) : authFailure(provider));
+        : opts.requireKey === false || presentedKey(provider, rec) === key ? answer(inner) : authFailure(provider));
     if (reply.hang) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? {});
     if (reply.chunks) {

@@ -3,6 +3,7 @@
 // a provider request from the IR and reads the provider's answers, streams and errors into it.
 // Implementations are pure: no I/O, no clock (times and ids come in through the contexts).
 import type { SseEvent, UpstreamCall } from '../types.js';
+import type { QuirkProfile } from '../quirks.js';
 import type { ProviderError, Request, Response, StreamEvent, Usage } from './types.js';
 
 export type ProtocolId = 'openai-chat' | 'anthropic' | 'gemini' | 'openai-responses';
@@ -21,6 +22,11 @@ export interface Target {
    * for the target's sake, only what the door itself cannot read.
    */
   protocol?: ProtocolId;
+  /**
+   * How the provider's Chat Completions API departs from OpenAI's (quirks.ts), for the Chat
+   * builder and readers. Absent: OpenAI's own behaviour.
+   */
+  quirks?: QuirkProfile;
 }
 
 export interface RenderContext {

@@ -1,11 +1,16 @@
 // IR → an OpenAI Chat Completions call (provider-reference.md §1.2–1.3, §4). System text becomes
 // the first message; a user turn's tool results become `tool` messages ahead of the rest of that
-// turn; reasoning is not sent back (Chat takes none). Only what the IR set is sent.
+// turn; reasoning goes back only where the provider's quirk profile asks for it (OpenAI takes
+// none). Only what the IR set is sent; the profile's wire fixes come last (apply-quirks.ts).
 import { openaiJsonInWords } from '../../../shared/json-instruction.js';
 import type { Target } from '../../../ir/protocol.js';
-import type { DocumentPart, Effort, ImagePart, Message, Request, TextPart, ToolResultPart } from '../../../ir/types.js';
+import type { AssistantPart, DocumentPart, Effort, ImagePart, Message, ReasoningPart, Request, TextPart, ToolResultPart } from '../../../ir/types.js';
 import type { UpstreamCall } from '../../../types.js';
+import { OPENAI_PROFILE, type QuirkProfile } from '../../../quirks.js';
 import { maxOutputTokens } from '../../../registry.js';
+import { tryParseJson } from '../../../shared/lenient-json.js';
+import { applyChatQuirks } from './apply-quirks.js';
+import { REASONING_DETAILS_KEY } from './reasoning-details.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,7 +40,29 @@ function toolMessages(result: ToolResultPart): Json[] {
   return out;
 }
 
-function messages(system: TextPart[], turns: Message[]): Json[] {
+/**
+ * The reasoning an assistant turn gives back, in the field the profile names: the turn's reasoning
+ * text as `reasoning_content` (DeepSeek needs it on every turn with tool calls), or the
+ * `reasoning_details` blocks this provider minted, unmodified (OpenRouter).
+ */
+function reasoningBack(parts: AssistantPart[], hasCalls: boolean, q: QuirkProfile, provider: string): Json {
+  if (q.reasoningBack === 'none' || (q.reasoningBack === 'tool-turns' && !hasCalls)) return {};
+  const reasoning = parts.filter((p): p is ReasoningPart => p.type === 'reasoning');
+  if (q.reasoningDetails) {
+    const details: unknown[] = [];
+    for (const p of reasoning) {
+      const raw = p.state?.provider === provider ? p.state.data[REASONING_DETAILS_KEY] : undefined;
+      const parsed = raw === undefined ? undefined : tryParseJson(raw);
+      if (Array.isArray(parsed)) details.push(...parsed);
+    }
+    return details.length > 0 ? { reasoning_details: details } : {};
+  }
+  // A tool turn with no reasoning to give gets its empty field from apply-quirks.ts, as a client's own history does.
+  const text = reasoning.filter((p) => p.redacted !== true).map((p) => p.text).join('');
+  return text !== '' ? { reasoning_content: text } : {};
+}
+
+function messages(system: TextPart[], turns: Message[], q: QuirkProfile, provider: string): Json[] {
   const out: Json[] = [];
   if (system.length > 0) out.push({ role: 'system', content: system.map((p) => p.text).join('\n\n') });
   for (const m of turns) {
@@ -51,7 +78,7 @@ function messages(system: TextPart[], turns: Message[]): Json[] {
     const text = m.parts.filter((p): p is TextPart => p.type === 'text').map((p) => p.text).join('');
     const calls = m.parts.filter((p) => p.type === 'tool-call').map((p) => ({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments } }));
     if (text === '' && calls.length === 0) continue; // reasoning only: nothing Chat takes back
-    const msg: Json = { role: 'assistant', content: text === '' ? null : text };
+    const msg: Json = { role: 'assistant', content: text === '' ? null : text, ...reasoningBack(m.parts, calls.length > 0, q, provider) };
     if (calls.length > 0) msg.tool_calls = calls;
     out.push(msg);
   }
@@ -62,9 +89,10 @@ function messages(system: TextPart[], turns: Message[]): Json[] {
 const EFFORT: Record<Effort, string | undefined> = { none: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
 
 export function buildChatRequest(req: Request, target: Target): UpstreamCall {
+  const q = target.quirks ?? OPENAI_PROFILE;
   const inWords = openaiJsonInWords(req.output);
   const system = inWords === undefined ? req.system : [...req.system, { type: 'text' as const, text: inWords }];
-  const body: Json = { model: target.model, messages: messages(system, req.messages) };
+  const body: Json = { model: target.model, messages: messages(system, req.messages, q, target.provider) };
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => ({
       type: 'function',
@@ -99,5 +127,5 @@ export function buildChatRequest(req: Request, target: Target): UpstreamCall {
     body.stream = true;
     body.stream_options = { include_usage: true }; // the gateway accounts every stream
   }
-  return { path: '/v1/chat/completions', body };
+  return { path: '/v1/chat/completions', body: applyChatQuirks(body, q, target.model, target.displayName) };
 }

@@ -19,11 +19,30 @@ function kindOf(status: number, code: string | undefined): ErrorKind {
   }
 }
 
+/**
+ * What a body without OpenAI's `error` wrapper says: Mistral answers `{"object":"error","message":
+ * "…"}`, or for a schema error `{"message":{"detail":[{"loc":["body","store"],"msg":"Extra inputs
+ * are not permitted"}]}}` (FastAPI's shape, which vLLM and others share at the top level).
+ */
+export function unwrappedMessage(o: Record<string, unknown>): string | undefined {
+  const m = o.message;
+  if (typeof m === 'string') return m;
+  const detail = asRecord(m).detail ?? o.detail;
+  if (!Array.isArray(detail)) return undefined;
+  const parts = detail.map((d) => {
+    const r = asRecord(d);
+    const loc = Array.isArray(r.loc) ? r.loc.filter((x) => x !== 'body').join('.') : '';
+    return `${loc ? `${loc}: ` : ''}${asString(r.msg) ?? ''}`;
+  }).filter((x) => x !== '');
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
 export function readChatError(status: number, bodyText: string, target: Target): ProviderError {
-  const e = asRecord(asRecord(tryParseJson(bodyText)).error);
+  const body = asRecord(tryParseJson(bodyText));
+  const e = asRecord(body.error);
   const code = asString(e.code);
   const kind = kindOf(status, code);
-  const said = asString(e.message) ?? `${target.displayName} answered HTTP ${status}`;
+  const said = asString(e.message) ?? (body.error === undefined ? unwrappedMessage(body) : undefined) ?? `${target.displayName} answered HTTP ${status}`;
   const message = kind === 'authentication'
     ? `${target.displayName} rejected the API key stored in the gateway (${said}); replace it with: gateway providers set ${target.provider}`
     : said;

@@ -1,18 +1,27 @@
 // A chat.completion (JSON) → the IR answer. Lenient: a missing optional field is empty, never an
-// exception. `reasoning_content` (DeepSeek, vLLM and our own Chat door) is read as reasoning.
+// exception. `reasoning_content` (DeepSeek: api-docs.deepseek.com/guides/thinking_mode; our own
+// Chat door) and `reasoning` (vLLM: docs.vllm.ai/en/stable/features/reasoning_outputs) are read
+// as reasoning; with a profile that says so, `reasoning_details` too (reasoning-details.ts).
 import type { Target } from '../../../ir/protocol.js';
-import type { AssistantPart, Choice, Response } from '../../../ir/types.js';
+import type { AssistantPart, Choice, ReasoningPart, Response } from '../../../ir/types.js';
 import { asArray, asNumber, asRecord, asString } from '../../../shared/lenient-json.js';
+import { reasoningDetailsState, reasoningDetailsText } from './reasoning-details.js';
 import { fromChatUsage, fromFinishReason } from './wire.js';
 
-export function readChatResponse(body: unknown, _target: Target): Response {
+export function readChatResponse(body: unknown, target: Target): Response {
+  const withDetails = target.quirks?.reasoningDetails === true;
   const o = asRecord(body);
   const choices: Choice[] = asArray(o.choices).map((raw, i) => {
     const c = asRecord(raw);
     const m = asRecord(c.message);
     const parts: AssistantPart[] = [];
-    const reasoning = asString(m.reasoning_content) ?? asString(m.reasoning);
-    if (reasoning) parts.push({ type: 'reasoning', text: reasoning });
+    const details = withDetails ? asArray(m.reasoning_details) : [];
+    const reasoning = asString(m.reasoning_content) ?? asString(m.reasoning) ?? reasoningDetailsText(details);
+    if (details.length > 0) {
+      const part: ReasoningPart = { type: 'reasoning', text: reasoning, state: reasoningDetailsState(target.provider, details) };
+      if (reasoning === '') part.redacted = true; // encrypted only: nothing to read, state to give back
+      parts.push(part);
+    } else if (reasoning) parts.push({ type: 'reasoning', text: reasoning });
     const text = asString(m.content);
     if (text) parts.push({ type: 'text', text });
     for (const rawCall of asArray(m.tool_calls)) {

@@ -1,12 +1,15 @@
 // OpenAI Chat chunks (SSE `data:` events, no event names) → IR stream events (provider-reference.md
 // §1.5). Tool calls stream by `index`: the first fragment of an index names the call, later ones add
 // argument text; calls end when the finish reason comes. `[DONE]` is the end: the finish is emitted
-// there, once, with the usage chunk's counts (the gateway always asks for it).
+// there, once, with the usage chunk's counts (the gateway asks for it where the server takes the
+// request). With a profile that reads `reasoning_details`, their fragments are gathered and the
+// whole array closes the reasoning block as its state when the answer proper starts.
 import type { StreamReader, Target } from '../../../ir/protocol.js';
 import type { FinishReason, StreamEvent, Usage } from '../../../ir/types.js';
 import type { SseEvent } from '../../../types.js';
-import { asArray, asNumber, asRecord, asString, isRecord, tryParseJson } from '../../../shared/lenient-json.js';
+import { asArray, asNumber, asRecord, asString, isRecord, tryParseJson, type JsonRecord } from '../../../shared/lenient-json.js';
 import { readChatError } from './read-error.js';
+import { mergeReasoningDetails, reasoningDetailsState, reasoningDetailsText } from './reasoning-details.js';
 import { fromChatUsage, fromFinishReason } from './wire.js';
 
 export function createChatStreamReader(target: Target): StreamReader {
@@ -17,6 +20,16 @@ export function createChatStreamReader(target: Target): StreamReader {
   let refusal = '';
   /** Open tool calls of choice 0, by index → id. */
   const calls = new Map<number, string>();
+  const withDetails = target.quirks?.reasoningDetails === true;
+  /** reasoning_details blocks of the reasoning block in progress. */
+  let details: JsonRecord[] = [];
+
+  /** The reasoning block is over: its details become its state. */
+  const endReasoning = (out: StreamEvent[]): void => {
+    if (details.length === 0) return;
+    out.push({ type: 'reasoning-end', state: reasoningDetailsState(target.provider, details) });
+    details = [];
+  };
 
   const endCalls = (out: StreamEvent[]): void => {
     for (const id of calls.values()) out.push({ type: 'tool-call-end', id });
@@ -42,9 +55,14 @@ export function createChatStreamReader(target: Target): StreamReader {
       const c = asRecord(raw);
       if ((asNumber(c.index) ?? 0) !== 0) continue; // one answer per request through the hub
       const d = asRecord(c.delta);
-      const reasoning = asString(d.reasoning_content) ?? asString(d.reasoning);
+      let reasoning = asString(d.reasoning_content) ?? asString(d.reasoning);
+      if (withDetails && Array.isArray(d.reasoning_details)) {
+        reasoning ??= reasoningDetailsText(d.reasoning_details);
+        mergeReasoningDetails(details, d.reasoning_details);
+      }
       if (reasoning) out.push({ type: 'reasoning', text: reasoning });
       const text = asString(d.content);
+      if (text || asArray(d.tool_calls).length > 0) endReasoning(out);
       if (text) out.push({ type: 'text', text });
       const r = asString(d.refusal);
       if (r) refusal += r;
@@ -72,6 +90,7 @@ export function createChatStreamReader(target: Target): StreamReader {
   const finished = (): StreamEvent[] => {
     done = true;
     const out: StreamEvent[] = [];
+    endReasoning(out);
     endCalls(out);
     const ev: StreamEvent = { type: 'finish', reason: finish ?? 'stop' };
     if (usage) ev.usage = usage;
