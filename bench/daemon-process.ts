@@ -6,7 +6,7 @@
 // (`startDaemon`: auth, pass-through, translation, events with no subscriber), to show what the
 // usage history and the log cost on top. Prints {"url","port","pid","adminToken","proxyKey"}.
 // Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare]
-import { mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +22,10 @@ Object.assign(process.env, {
   GATEWAY_OPENAI_BASE_URL: origin, GATEWAY_ANTHROPIC_BASE_URL: origin, GATEWAY_GEMINI_BASE_URL: origin,
 });
 const stateDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+// One provider added as a user would (`providers add compat --protocol openai-chat --base-url …/v1`),
+// for the custom-provider rows: an OpenAI-compatible server, its key from the environment.
+writeFileSync(join(stateDir, 'config.json'), JSON.stringify({ providers: { compat: { protocol: 'openai-chat', baseUrl: `${origin}/v1`, models: ['gpt-5.4'] } } }), { mode: 0o600 });
+process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
 process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
 

@@ -129,7 +129,7 @@ const responsesShape = (j: Json) => j?.status === 'completed' && typeof j?.outpu
 interface Target {
   id: string;
   label: string;
-  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'responses' | 'gemini' | 'peer' | 'context';
+  kind: 'direct' | 'floor' | 'native' | 'unified' | 'messages' | 'responses' | 'gemini' | 'custom' | 'peer' | 'context';
   provider?: 'openai' | 'anthropic' | 'gemini';
   port: number;
   pid?: number;
@@ -302,6 +302,9 @@ async function main(): Promise<void> {
         path: `/v1beta/models/${model}:generateContent`, body: geminiBody, streamPath: `/v1beta/models/${model}:streamGenerateContent?alt=sse`, streamBody: geminiBody, headers: auth, shape: geminiShape,
       };
     }),
+    // A provider the user added (bench/daemon-process.ts configures `compat`, OpenAI-compatible).
+    { id: 'custom-chat', label: 'custom provider via /v1/chat/completions (fast path)', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('compat/gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('compat/gpt-5.4', true), headers: auth, shape: openaiShape },
+    { id: 'custom-messages', label: 'custom provider via /v1/messages', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'compat/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'compat/gpt-5.4'), headers: auth, shape: anthropicShape },
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
@@ -504,7 +507,7 @@ async function main(): Promise<void> {
   L.push('|---|---:|---:|');
   const cpuRow = (id: string) => CONCURRENCY.map((c) => us(med(id, c, (s) => s.cpuPerReq))).join(' / ');
   L.push(`| daemon | ${mib(rss.daemon)} | ${na('native-openai') ? 'n/a' : cpuRow('native-openai')} |`);
-  for (const u of targets.filter((t) => t.kind === 'unified' || DOORS.some((door) => door.kind === t.kind)).map((t) => t.id)) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
+  for (const u of targets.filter((t) => t.kind === 'unified' || t.kind === 'custom' || DOORS.some((door) => door.kind === t.kind)).map((t) => t.id)) if (!na(u)) L.push(`| daemon, ${byId.get(u)!.label} | (same process) | ${cpuRow(u)} |`);
   L.push(`| reference floor | ${mib(rss.floor)} | ${cpuRow('floor')} |`);
   if (PEERS) L.push(`| Portkey | ${mib(rss.portkey)} | ${na('portkey') ? 'n/a' : cpuRow('portkey')} |`);
   L.push(`| bench mock | ${mib(rss.mock)} | — |`, '');
@@ -516,6 +519,18 @@ async function main(): Promise<void> {
   const dRps = median(sub.with.map((s, i) => s.rps / sub.without[i]!.rps - 1));
   const dP50 = median(sub.with.map((s, i) => s.p50 / sub.without[i]!.p50 - 1));
   L.push('## Events subscriber (native /openai, c=16)', '');
+  // #14: a provider the user added, through the Chat door (its own protocol) and the Messages door.
+  for (const [id, fast] of [['custom-chat', true], ['custom-messages', false]] as const) {
+    const floorShare = fast ? T.fastPathVsFloor : T.translatedVsFloor;
+    const what = `${byId.get(id)!.label} ≥ ${pct(floorShare)} of floor req/s`;
+    if (na(id)) { rows.push(['#14', what, `n/a (${na(id)})`, undefined]); continue; }
+    const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
+    rows.push(['#14', what, m, ok]);
+    const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
+    if (reason) continue;
+    const d = pairedS(id, 'floor', 'delay');
+    rows.push(['#14', `${byId.get(id)!.label} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  }
   if (nativeT.na || sub.error || sub.with.length === 0) L.push(`n/a (${nativeT.na ?? sub.error ?? 'not run'})`, '');
   else {
     L.push('| | req/s | p50 | p99 |', '|---|---:|---:|---:|');
