@@ -81,13 +81,25 @@ describe('through the daemon: a provider added from a preset is priced by its pr
   beforeAll(async () => {
     [mock, local] = await Promise.all([startMockProvider('openai', { key: 'sk-remote-0123456789' }), startMockProvider('openai', { requireKey: false })]);
     for (const m of [mock, local]) {
-      m.setHandler((r) => (r.url.endsWith('/chat/completions') ? {
-        status: 200, headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          id: 'c1', object: 'chat.completion', created: 1, model: (JSON.parse(r.body.toString('utf8')) as { model: string }).model,
-          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE,
-        }),
-      } : undefined));
+      m.setHandler((r) => {
+        if (!r.url.endsWith('/chat/completions')) return undefined;
+        const { model, stream } = JSON.parse(r.body.toString('utf8')) as { model: string; stream?: boolean };
+        if (stream) {
+          const chunk = (o: unknown) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, ...(o as object) })}\n\n`;
+          return {
+            status: 200, headers: { 'content-type': 'text/event-stream' },
+            body: chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null }] })
+              + chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) + chunk({ choices: [], usage: USAGE }) + 'data: [DONE]\n\n',
+          };
+        }
+        return {
+          status: 200, headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            id: 'c1', object: 'chat.completion', created: 1, model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE,
+          }),
+        };
+      });
     }
     const fromPreset = (id: string, extra: Partial<StoredProvider> = {}): StoredProvider => {
       const p = findPreset(id)!;
@@ -141,6 +153,27 @@ describe('through the daemon: a provider added from a preset is priced by its pr
     expect(mock.requests.at(-1)!.url).toBe('/v1/chat/completions');
   });
 
+  it('the same price streamed, and through the native prefix', async () => {
+    const stream = await openai.chat.completions.create({ model: 'ds/deepseek-flash', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('ok');
+    recorder.flush();
+    const streamed = recentRequests(recorder.store.db, { limit: 1 }).rows[0]!;
+    expect(streamed).toMatchObject({ provider: 'ds', stream: true, cachedTokens: 8_000 });
+    expect(streamed.cost).toBeCloseTo(flashCost(streamed.startedAt), 12);
+    const res = await fetch(`${gw.url}/ds/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` },
+      body: JSON.stringify({ model: 'deepseek-flash', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    recorder.flush();
+    const native = recentRequests(recorder.store.db, { limit: 1 }).rows[0]!;
+    expect(native).toMatchObject({ provider: 'ds', mode: 'native', cachedTokens: 8_000 });
+    expect(native.cost).toBeCloseTo(flashCost(native.startedAt), 12);
+  });
+
   it('an Anthropic-endpoint preset of the same account is billed at its preset\'s prices', async () => {
     const row = await ask('ds-claude/deepseek-flash');
     expect(row.cost).toBeCloseTo(flashCost(row.startedAt), 12);
@@ -170,7 +203,7 @@ describe('through the daemon: a provider added from a preset is priced by its pr
     recorder.flush();
     const s = summarize(recorder.store.db, { since: Date.now() - 3_600_000, until: Date.now() + 60_000, by: 'provider' }, recorder.prices);
     const byProvider = Object.fromEntries(s.rows.map((g) => [g.group, g]));
-    expect(byProvider.ds).toMatchObject({ requests: 2, unpricedRequests: 1 });
+    expect(byProvider.ds).toMatchObject({ requests: 4, unpricedRequests: 1 });
     expect(byProvider.proxied).toMatchObject({ requests: 1, unpricedRequests: 1, cost: null });
     expect(byProvider.box).toMatchObject({ requests: 1, unpricedRequests: 0, cost: 0 });
     expect(byProvider.grok!.cost).toBeCloseTo(0.014, 6);
