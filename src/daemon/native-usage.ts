@@ -43,7 +43,8 @@ export function openaiUsage(u: Obj | undefined, into: TokenUsage): void {
   into.inputTokens = num(u.prompt_tokens) ?? num(u.input_tokens);
   into.outputTokens = num(u.completion_tokens) ?? num(u.output_tokens);
   // Chat names the details after prompt/completion, Responses after input/output.
-  const cached = num(obj(u.prompt_tokens_details ?? u.input_tokens_details)?.cached_tokens);
+  // DeepSeek counts cache hits in its own prompt_cache_hit_tokens (api-docs.deepseek.com/guides/kv_cache).
+  const cached = num(obj(u.prompt_tokens_details ?? u.input_tokens_details)?.cached_tokens) ?? num(u.prompt_cache_hit_tokens);
   if (cached !== undefined) into.cachedTokens = cached;
   const reasoning = num(obj(u.completion_tokens_details ?? u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) into.reasoningTokens = reasoning;

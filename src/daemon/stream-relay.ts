@@ -21,7 +21,7 @@ export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
   return {
     inputTokens: u.prompt_tokens,
     outputTokens: u.completion_tokens,
-    cachedTokens: u.prompt_tokens_details?.cached_tokens,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens, // DeepSeek's own name for cache hits
     cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens,
     reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
   };

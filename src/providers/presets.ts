@@ -26,6 +26,11 @@ export interface ProviderPreset {
   readonly docs: string;
   /** A note `providers add` prints (a port clash, a placeholder to fill). */
   readonly note?: string;
+  /**
+   * The preset whose list prices (data/prices.json "presets") its requests are billed at, when it
+   * is another endpoint of the same API and account (DeepSeek's Anthropic endpoint: DeepSeek's).
+   */
+  readonly billedAs?: string;
 }
 
 export const PRESETS: readonly ProviderPreset[] = [
@@ -46,7 +51,7 @@ export const PRESETS: readonly ProviderPreset[] = [
   { id: 'openrouter', displayName: 'OpenRouter', protocol: 'openai-chat', baseUrl: 'https://openrouter.ai/api/v1', vendorKeyEnv: 'OPENROUTER_API_KEY', quirks: 'openrouter', docs: 'https://openrouter.ai/docs/api-reference/overview' },
   // api-docs.deepseek.com: base_url https://api.deepseek.com (…/v1 also accepted); Anthropic API at /anthropic.
   { id: 'deepseek', displayName: 'DeepSeek', protocol: 'openai-chat', baseUrl: 'https://api.deepseek.com', vendorKeyEnv: 'DEEPSEEK_API_KEY', quirks: 'deepseek', docs: 'https://api-docs.deepseek.com/' },
-  { id: 'deepseek-anthropic', displayName: 'DeepSeek (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.deepseek.com/anthropic', vendorKeyEnv: 'DEEPSEEK_API_KEY', docs: 'https://api-docs.deepseek.com/guides/anthropic_api' },
+  { id: 'deepseek-anthropic', displayName: 'DeepSeek (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.deepseek.com/anthropic', vendorKeyEnv: 'DEEPSEEK_API_KEY', billedAs: 'deepseek', docs: 'https://api-docs.deepseek.com/guides/anthropic_api' },
   // console.groq.com/docs/openai
   { id: 'groq', displayName: 'Groq', protocol: 'openai-chat', baseUrl: 'https://api.groq.com/openai/v1', vendorKeyEnv: 'GROQ_API_KEY', quirks: 'groq', docs: 'https://console.groq.com/docs/openai' },
   // docs.mistral.ai/api
@@ -61,13 +66,14 @@ export const PRESETS: readonly ProviderPreset[] = [
   { id: 'fireworks', displayName: 'Fireworks AI', protocol: 'openai-chat', baseUrl: 'https://api.fireworks.ai/inference/v1', vendorKeyEnv: 'FIREWORKS_API_KEY', docs: 'https://docs.fireworks.ai/tools-sdks/openai-compatibility' },
   // platform.moonshot.ai/docs (OpenAI-compatible /v1; Anthropic-compatible /anthropic for Claude Code)
   { id: 'moonshot', displayName: 'Moonshot AI (Kimi)', protocol: 'openai-chat', baseUrl: 'https://api.moonshot.ai/v1', vendorKeyEnv: 'MOONSHOT_API_KEY', docs: 'https://platform.moonshot.ai/docs/api/chat' },
-  { id: 'moonshot-anthropic', displayName: 'Moonshot AI (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.moonshot.ai/anthropic', vendorKeyEnv: 'MOONSHOT_API_KEY', docs: 'https://platform.moonshot.ai/docs/guide/agent-support' },
+  { id: 'moonshot-anthropic', displayName: 'Moonshot AI (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.moonshot.ai/anthropic', vendorKeyEnv: 'MOONSHOT_API_KEY', billedAs: 'moonshot', docs: 'https://platform.moonshot.ai/docs/guide/agent-support' },
   // docs.z.ai/api-reference/introduction (general /api/paas/v4); docs.z.ai/devpack/tool/claude (/api/anthropic)
+  // zai-anthropic is not billedAs zai: it is the GLM Coding Plan's endpoint (a flat fee), so it stays unpriced.
   { id: 'zai', displayName: 'Z.ai (GLM)', protocol: 'openai-chat', baseUrl: 'https://api.z.ai/api/paas/v4', vendorKeyEnv: 'ZAI_API_KEY', docs: 'https://docs.z.ai/api-reference/introduction' },
   { id: 'zai-anthropic', displayName: 'Z.ai (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.z.ai/api/anthropic', vendorKeyEnv: 'ZAI_API_KEY', docs: 'https://docs.z.ai/devpack/tool/claude' },
   // platform.minimax.io/docs/api-reference/text-openai-api and …/text-anthropic-api
   { id: 'minimax', displayName: 'MiniMax', protocol: 'openai-chat', baseUrl: 'https://api.minimax.io/v1', vendorKeyEnv: 'MINIMAX_API_KEY', docs: 'https://platform.minimax.io/docs/api-reference/text-openai-api' },
-  { id: 'minimax-anthropic', displayName: 'MiniMax (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.minimax.io/anthropic', vendorKeyEnv: 'MINIMAX_API_KEY', docs: 'https://platform.minimax.io/docs/api-reference/text-anthropic-api' },
+  { id: 'minimax-anthropic', displayName: 'MiniMax (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.minimax.io/anthropic', vendorKeyEnv: 'MINIMAX_API_KEY', billedAs: 'minimax', docs: 'https://platform.minimax.io/docs/api-reference/text-anthropic-api' },
   // learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle: the v1 API needs no
   // api-version; the key travels in `api-key`; the model is the deployment name.
   {

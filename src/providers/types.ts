@@ -65,6 +65,8 @@ export interface OpenAIUsage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
+  /** DeepSeek's count of prompt tokens read from its context cache (api-docs.deepseek.com/guides/kv_cache). */
+  prompt_cache_hit_tokens?: number;
   completion_tokens_details?: { reasoning_tokens?: number };
 }
 

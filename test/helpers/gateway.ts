@@ -27,8 +27,9 @@ export async function startTestGateway(opts: Partial<DaemonOptions> & { provider
     port: 0,
     stateDir: dir,
     secrets: staticSecrets(opts.providerKeys ?? { anthropic: anthropic.key, openai: openai.key, gemini: gemini.key }),
-    origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
     ...opts,
+    // An added provider can be pointed at a mock while its descriptor keeps its real base URL.
+    origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin, ...opts.origins },
   });
   return {
     daemon, url: daemon.url, dir, key, keys, mocks: { anthropic, openai, gemini },

@@ -92,5 +92,6 @@ export function requestBody(recorder: UsageRecorder, requestId: string) {
 
 export function pricesView(recorder: UsageRecorder) {
   const p = recorder.prices;
-  return { date: p.date, currency: p.currency, overrides: p.overrides, models: Object.fromEntries([...p.models.entries()].sort((a, b) => a[0].localeCompare(b[0]))) };
+  const sorted = (m: Map<string, unknown>) => Object.fromEntries([...m.entries()].sort((a, b) => a[0].localeCompare(b[0])));
+  return { date: p.date, currency: p.currency, overrides: p.overrides, models: sorted(p.models), presets: sorted(p.presets) };
 }

@@ -180,8 +180,8 @@ export class UsageRecorder {
           inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
           cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
           reasoningTokens: ev.usage.reasoningTokens ?? null,
-          cost: requestCost(this.prices, provider, model, ev.usage, ev.status)
-            ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status) : null),
+          cost: requestCost(this.prices, provider, model, ev.usage, ev.status, started.time)
+            ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status, started.time) : null),
         };
         this.buffer.push(row);
         this.stats.buffered = this.buffer.length;

@@ -19,7 +19,8 @@ export function fromChatUsage(usage: unknown): Usage | undefined {
   const output = asNumber(u.completion_tokens);
   if (input === undefined && output === undefined) return undefined;
   const out: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
-  const cached = asNumber(asRecord(u.prompt_tokens_details).cached_tokens);
+  // DeepSeek counts cache hits in its own prompt_cache_hit_tokens (api-docs.deepseek.com/guides/kv_cache).
+  const cached = asNumber(asRecord(u.prompt_tokens_details).cached_tokens) ?? asNumber(u.prompt_cache_hit_tokens);
   if (cached) out.cachedInputTokens = cached;
   const reasoning = asNumber(asRecord(u.completion_tokens_details).reasoning_tokens);
   if (reasoning) out.reasoningTokens = reasoning;
