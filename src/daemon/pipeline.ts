@@ -167,14 +167,28 @@ export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage
   return { record, raw, body, model: route.model, p, providerKey };
 }
 
-export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
-  const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
+export type Admitted = Awaited<ReturnType<typeof admit>>;
+
+/**
+ * The monitor's and the usage history's record of an admitted request, and its body capture
+ * (when bodies are logged): every door handler's second step.
+ */
+export function trackDoor(
+  ctx: DaemonContext, door: Door, a: Admitted, req: IncomingMessage, facts: RequestFacts,
+  opts: { path?: string; stream?: boolean } = {},
+): { tracker: RequestTracker; capture: BodyCapture | undefined } {
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
-    method: 'POST', path: door.path, stream: body.stream === true, requestBytes: raw.length, headers: req.headers,
+    keyId: a.record.id, keyName: a.record.name, mode: door.mode, provider: a.p.id, model: a.model,
+    method: 'POST', path: opts.path ?? door.path, stream: opts.stream ?? a.body.stream === true, requestBytes: a.raw.length, headers: req.headers,
   });
   facts.tracked = true;
-  const capture = ctx.bodyLog?.begin(tracker, raw);
+  return { tracker, capture: ctx.bodyLog?.begin(tracker, a.raw) };
+}
+
+export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+  const admitted = await admit(ctx, door, req, query, facts);
+  const { raw, body, model, p, providerKey } = admitted;
+  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts);
 
   const protocol = upstreamProtocol(p, model, door.protocol);
   if (protocol === door.protocol) {
@@ -192,14 +206,10 @@ export async function handleDoor(ctx: DaemonContext, door: Door, req: IncomingMe
  * the fast path, else countThrough.
  */
 export async function handleCountTokens(ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
-  const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
+  const admitted = await admit(ctx, door, req, query, facts);
+  const { raw, body, model, p, providerKey } = admitted;
   const path = `${door.path}/count_tokens`;
-  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
-    method: 'POST', path, stream: false, requestBytes: raw.length, headers: req.headers,
-  });
-  facts.tracked = true;
-  const capture = ctx.bodyLog?.begin(tracker, raw);
+  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts, { path, stream: false });
   if (p.protocol === door.protocol) {
     await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, path, model, tracker, capture);
     return;

@@ -2,16 +2,16 @@
 // throwaway HOME with ~/.codex/config.toml naming the gateway as a custom Responses provider
 // (the block `gateway env codex` prints), the switches that keep it from calling home, and
 // optionally the test MCP server (mcp-weather-server.mjs) with its tools approved.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
+import { runTool, type ToolRun } from './tool-run.js';
 
 export const CODEX = join(REPO_ROOT, 'node_modules', '.bin', 'codex');
 export const MCP_WEATHER = join(REPO_ROOT, 'test', 'helpers', 'mcp-weather-server.mjs');
 
-export interface CodexRun { code: number | null; stdout: string; stderr: string }
+export type CodexRun = ToolRun;
 
 /**
  * `builtInOpenAI`: Codex's own `openai` provider pointed at the gateway (`openai_base_url`, the key
@@ -37,19 +37,5 @@ export function runCodex(opts: { url: string; key: string; model: string; prompt
     '',
   ].join('\n'));
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TERM: 'dumb', GATEWAY_API_KEY: opts.key, ...(opts.builtInOpenAI ? { CODEX_API_KEY: opts.key } : {}) };
-  return new Promise((resolve, reject) => {
-    const child = spawn(CODEX, ['exec', '--skip-git-repo-check', '--color', 'never', opts.prompt], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
-    child.on('error', (e) => { clearTimeout(timer); reject(e); });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      rmSync(home, { recursive: true, force: true });
-      rmSync(work, { recursive: true, force: true });
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runTool(CODEX, ['exec', '--skip-git-repo-check', '--color', 'never', opts.prompt], { cwd: work, env, timeoutMs: opts.timeoutMs, removeAfter: [home, work] });
 }

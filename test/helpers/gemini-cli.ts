@@ -3,11 +3,11 @@
 // prints (API-key auth, no usage statistics, no update checks), the gateway's root as
 // GOOGLE_GEMINI_BASE_URL, the model in GEMINI_MODEL, and optionally the test MCP server
 // (mcp-weather-server.mjs), trusted so headless gemini calls it without asking.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
+import { runTool, type ToolRun } from './tool-run.js';
 import { MCP_WEATHER } from './codex.js';
 
 export const GEMINI_CLI = join(REPO_ROOT, 'node_modules', '.bin', 'gemini');
@@ -19,7 +19,7 @@ export const GEMINI_GATEWAY_SETTINGS = {
   general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
 };
 
-export interface GeminiCliRun { code: number | null; stdout: string; stderr: string }
+export type GeminiCliRun = ToolRun;
 
 /**
  * `model`: GEMINI_MODEL (none: gemini-cli's own "auto", its model router). `baseUrl`:
@@ -38,20 +38,6 @@ export function runGeminiCli(opts: { url: string; key: string; model?: string; p
     GOOGLE_GEMINI_BASE_URL: opts.baseUrl ?? opts.url, GEMINI_API_KEY: opts.key,
     ...(opts.model ? { GEMINI_MODEL: opts.model } : {}),
   };
-  return new Promise((resolve, reject) => {
-    // --skip-trust: headless gemini refuses an untrusted folder (a fresh temp dir is one).
-    const child = spawn(GEMINI_CLI, ['--skip-trust', '-p', opts.prompt], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 90_000);
-    child.on('error', (e) => { clearTimeout(timer); reject(e); });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      rmSync(home, { recursive: true, force: true });
-      rmSync(work, { recursive: true, force: true });
-      resolve({ code, stdout, stderr });
-    });
-  });
+  // --skip-trust: headless gemini refuses an untrusted folder (a fresh temp dir is one).
+  return runTool(GEMINI_CLI, ['--skip-trust', '-p', opts.prompt], { cwd: work, env, timeoutMs: opts.timeoutMs, removeAfter: [home, work] });
 }

@@ -11,8 +11,8 @@ import { upstreamProtocol } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import type { ModelRoute, GeminiMethod } from '../model-routes.js';
-import { admit, countThrough, fastPath, newIdSuffix, translateThrough, type Door } from '../pipeline.js';
-import { RequestTracker, type RequestFacts } from '../tracker.js';
+import { admit, countThrough, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from '../pipeline.js';
+import type { RequestFacts } from '../tracker.js';
 
 export const GEMINI_DOOR: Door = {
   mode: 'gemini',
@@ -54,14 +54,9 @@ export async function handleGemini(
     if (e instanceof GatewayError && e.code === 'model_not_found') throw new GatewayError('unknown_model', `models/${route.id} is not found: ${e.message}`, 'model');
     throw e;
   }
-  const { record, raw, body, model, p, providerKey } = admitted;
+  const { raw, body, model, p, providerKey } = admitted;
   const stream = route.method === 'streamGenerateContent';
-  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
-    method: 'POST', path, stream, requestBytes: raw.length, headers: req.headers,
-  });
-  facts.tracked = true;
-  const capture = ctx.bodyLog?.begin(tracker, raw);
+  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts, { path, stream });
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
 
   const protocol = upstreamProtocol(p, model, door.protocol);

@@ -13,7 +13,7 @@ import { forwardRequestHeaders, readBody, upstreamQuery } from '../http-util.js'
 import { relayAsIs } from '../passthrough.js';
 import { addProtocolHeaders, setProviderAuth } from '../upstream.js';
 import { extractKey } from '../auth.js';
-import { admit, fastPath, newIdSuffix, translateThrough, type Door } from '../pipeline.js';
+import { admit, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from '../pipeline.js';
 import { RequestTracker, type RequestFacts } from '../tracker.js';
 import type { UsageTap } from '../native-usage.js';
 import type { KeyRecord } from '../store/keys.js';
@@ -38,13 +38,9 @@ function inputItems(input: unknown): unknown[] {
 
 export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
   const door = RESPONSES_DOOR;
-  const { record, raw, body, model, p, providerKey } = await admit(ctx, door, req, query, facts);
-  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: record.id, keyName: record.name, mode: door.mode, provider: p.id, model,
-    method: 'POST', path: door.path, stream: body.stream === true, requestBytes: raw.length, headers: req.headers,
-  });
-  facts.tracked = true;
-  const capture = ctx.bodyLog?.begin(tracker, raw);
+  const admitted = await admit(ctx, door, req, query, facts);
+  const { record, raw, body, model, p, providerKey } = admitted;
+  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts);
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
 
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
