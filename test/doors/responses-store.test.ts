@@ -70,4 +70,26 @@ describe('the response store', () => {
     expect((await again.get('resp_4', 'k'))?.input).toEqual([big]);
     await again.close();
   });
+
+  it('writes a large queue in several transactions, letting other work run between them, and loses none', async () => {
+    const dir = join(gw.dir, 'chunks');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir);
+    const store = new ResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
+    await store.get('resp_none', 'k'); // the file is open: what follows is the writing alone
+    for (let i = 0; i < 1_000; i++) store.put({ id: `resp_c${i}`, keyId: 'k', createdAt: now, previousId: null, input: ['hi'], output: [], response: { id: `resp_c${i}` } });
+    // What another request would see mid-flush: the daemon is not held until the last row is written.
+    let ranDuringFlush = false;
+    const flushed = store.flush();
+    setImmediate(() => { ranDuringFlush = true; });
+    const racing = store.flush(); // a second flush (the timer's, or close) waits its turn
+    await flushed;
+    expect(ranDuringFlush).toBe(true);
+    await racing;
+    await store.close();
+    const again = new ResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
+    const found = await Promise.all([0, 499, 999].map(async (i) => (await again.get(`resp_c${i}`, 'k'))?.id));
+    expect(found).toEqual(['resp_c0', 'resp_c499', 'resp_c999']);
+    await again.close();
+  });
 });
