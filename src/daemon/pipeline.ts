@@ -129,7 +129,10 @@ function asGatewayError(err: unknown): unknown {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string>, capture: BodyCapture | undefined): number {
-  const text = JSON.stringify(body);
+  return sendJsonText(res, status, JSON.stringify(body), extra, capture);
+}
+
+function sendJsonText(res: ServerResponse, status: number, text: string, extra: Record<string, string>, capture: BodyCapture | undefined): number {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
   res.end(text);
   capture?.wrote(text);
@@ -337,7 +340,7 @@ export interface TranslateOptions {
   /** Request fields the door's answers repeat (RenderContext.echo). */
   echo?: Record<string, unknown>;
   /** The whole rendered answer, once, for a door that keeps answers (RenderContext.onFinal). */
-  onFinal?: (answer: Record<string, unknown>) => void;
+  onFinal?: (answer: Record<string, unknown>, json: string) => void;
   /** How the stream is framed (RenderContext.streamFormat): Gemini's JSON array is sent as JSON. */
   streamFormat?: 'sse' | 'json-array';
 }
@@ -408,7 +411,8 @@ export async function translateThrough(
     return;
   }
   const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${rctx.modelPrefix}${answer.model}` } : rctx);
-  opts.onFinal?.(rendered as Record<string, unknown>);
-  tracker.wrote(sendJson(res, 200, rendered, {}, capture));
+  const text = JSON.stringify(rendered);
+  opts.onFinal?.(rendered as Record<string, unknown>, text);
+  tracker.wrote(sendJsonText(res, 200, text, {}, capture));
   tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
 }

@@ -73,11 +73,11 @@ export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, 
   await translateThrough(ctx, door, p, providerKey, res, prior ? { ...body, input: [...prior, ...own] } : body, model, tracker, capture, {
     protocol: upstreamProtocol(p, model, door.protocol),
     echo: { ...body, store },
-    onFinal: (answer) => {
+    onFinal: (answer, json) => {
       if (!store || typeof answer.id !== 'string') return;
       ctx.responses.put({
         id: answer.id, keyId: record.id, createdAt: ctx.clock(), previousId,
-        input: withItemIds(own, answer.id), output: Array.isArray(answer.output) ? answer.output : [], response: answer,
+        input: withItemIds(own, answer.id), output: Array.isArray(answer.output) ? answer.output : [], response: answer, responseJson: json,
       });
     },
   });

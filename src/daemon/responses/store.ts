@@ -49,6 +49,8 @@ export interface StoredResponse {
   input: unknown[];
   output: unknown[];
   response: Record<string, unknown>;
+  /** `response` as the client got it, serialised: written as it is (the output items are read back from it). */
+  responseJson?: string;
   /** The provider whose API keeps this answer (input, output and response then empty here). */
   heldBy?: string;
 }
@@ -56,7 +58,7 @@ export interface StoredResponse {
 /** What a previous_response_id stands for: the stored conversation, or an answer a provider keeps. */
 export type Chain = { items: unknown[] } | { heldBy: string };
 
-interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; output: string; response: string; held_by: string | null }
+interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; response: string; held_by: string | null }
 
 export class ResponseStore {
   private db: Database | undefined;
@@ -161,15 +163,14 @@ export class ResponseStore {
 
   /** One transaction; false (logged, nothing dequeued) when the database refused it. */
   private writeChunk(db: Database, rows: StoredResponse[], gone: string[]): boolean {
-    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, output, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ?');
     db.exec('BEGIN');
     try {
       for (const r of rows) {
         const input = JSON.stringify(r.input);
-        const output = JSON.stringify(r.output);
-        const response = JSON.stringify(r.response);
-        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + output.length + response.length, input, output, response, r.heldBy ?? null);
+        const response = r.responseJson ?? JSON.stringify(r.response);
+        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + response.length, input, response, r.heldBy ?? null);
       }
       for (const id of gone) remove.run(id);
       db.exec('COMMIT');
@@ -240,7 +241,7 @@ export class ResponseStore {
       const db = new DatabaseSync(this.path);
       db.exec(`PRAGMA journal_mode = WAL;
         CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
-          previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, output TEXT NOT NULL, response TEXT NOT NULL, held_by TEXT);
+          previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, response TEXT NOT NULL, held_by TEXT);
         CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at);`);
       this.statements.clear();
       this.db = db;
@@ -252,9 +253,10 @@ export class ResponseStore {
 }
 
 function fromRow(row: Row): StoredResponse {
+  const response = JSON.parse(row.response) as Record<string, unknown>;
   return {
     id: row.id, keyId: row.key_id, createdAt: row.created_at, previousId: row.previous_id,
-    input: JSON.parse(row.input) as unknown[], output: JSON.parse(row.output) as unknown[], response: JSON.parse(row.response) as Record<string, unknown>,
+    input: JSON.parse(row.input) as unknown[], output: Array.isArray(response.output) ? response.output : [], response,
     ...(row.held_by !== null ? { heldBy: row.held_by } : {}),
   };
 }

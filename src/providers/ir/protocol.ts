@@ -53,7 +53,7 @@ export interface RenderContext {
    * Called once with the whole answer a stream's closing event carries (Responses'
    * response.completed), for a door that keeps answers (the gateway's response store).
    */
-  onFinal?: (answer: Record<string, unknown>) => void;
+  onFinal?: (answer: Record<string, unknown>, json: string) => void;
   /**
    * How a stream is framed, for a door that has two forms: Gemini's `:streamGenerateContent`
    * answers SSE with `?alt=sse` and one incrementally written JSON array without it. Absent: SSE.

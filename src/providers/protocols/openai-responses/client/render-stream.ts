@@ -42,7 +42,8 @@ export function createResponsesStreamRenderer(ctx: RenderContext): StreamRendere
     if (started) return '';
     started = true;
     const snapshot = responseObject(ctx, 'in_progress', [], undefined, { model });
-    return lifecycle('response.created', snapshot) + lifecycle('response.in_progress', snapshot);
+    const json = JSON.stringify(snapshot);
+    return event('response.created', `"response":${json}`) + event('response.in_progress', `"response":${json}`);
   };
   const added = (index: number, item: Obj): string => {
     output[index] = item;
@@ -161,8 +162,11 @@ export function createResponsesStreamRenderer(ctx: RenderContext): StreamRendere
     }
     const { status, incomplete } = toResponseStatus(reason);
     const response = responseObject(ctx, status, output, usage, { model, incomplete });
-    ctx.onFinal?.(response);
-    return out + lifecycle(status === 'completed' ? 'response.completed' : 'response.incomplete', response);
+    // Serialised once, for the client and for a door that keeps it.
+    const json = JSON.stringify(response);
+    ctx.onFinal?.(response, json);
+    const type = status === 'completed' ? 'response.completed' : 'response.incomplete';
+    return out + event(type, `"response":${json}`);
   }
 
   function fail(error: ProviderError): string {
