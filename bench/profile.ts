@@ -33,6 +33,10 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   // answers kept in the response store, as by default, and not).
   { id: 'messages-openai', path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
   { id: 'responses-anthropic', path: '/v1/responses', body: responses('anthropic/claude-opus-5') },
+  // The doors' fast paths: Messages to Anthropic, the Gemini door to Gemini.
+  { id: 'messages-anthropic', path: '/v1/messages', body: JSON.stringify({ model: 'claude-opus-5', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
+  { id: 'gemini-gemini', path: '/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
+  { id: 'native-gemini', path: '/gemini/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
   { id: 'responses-anthropic-unstored', path: '/v1/responses', body: responses('anthropic/claude-opus-5', { store: false }) },
 ];
 

@@ -48,7 +48,7 @@ export interface Door {
    * moved to this door's own provider), or undefined when there is none (the common case, checked
    * on the raw bytes first).
    */
-  readonly withoutForeignState?: (raw: Buffer, body: Record<string, unknown>) => Record<string, unknown> | undefined;
+  readonly withoutForeignState?: (raw: Buffer) => Record<string, unknown> | undefined;
   /** Strict checks of the body before routing (TranslationError naming the field). */
   readonly validate?: (body: Record<string, unknown>) => void;
   /** Reads what the client asked of the stream's end (OpenAI Chat's stream_options.include_usage). */
@@ -78,7 +78,7 @@ export const MESSAGES_DOOR: Door = {
   keyPlacements: ['bearer', 'x-api-key'],
   client: async () => (await import('../providers/protocols/anthropic/client/index.js')).anthropicClient,
   newId: () => `msg_${newIdSuffix()}`,
-  withoutForeignState: (raw, body) => (raw.includes(FOREIGN_STATE_MARK) ? withoutForeignThinking(body) : undefined),
+  withoutForeignState: (raw) => (raw.includes(FOREIGN_STATE_MARK) ? withoutForeignThinking(jsonObject(raw)) : undefined),
 };
 
 export const CHAT_DOOR: Door = {
@@ -139,24 +139,30 @@ function sendJsonText(res: ServerResponse, status: number, text: string, extra: 
   return text.length;
 }
 
+/** The body as a JSON object, else the 400 naming it. */
+export function jsonObject(raw: Buffer): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the body must be a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (e) {
+    throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
+  }
+}
+
 /**
  * Reads, authenticates and routes a door's request: what every handler here starts with.
  * `pathModel`: the model a door names in its URL (Gemini's `models/{model}:…`), else the body's.
+ * Such a door's fast path reads nothing in the body, so it is not parsed there (`body` is then
+ * empty): the bytes go as they came, and the provider answers a body it cannot read itself.
  */
 export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage, query: string, facts: RequestFacts, pathModel?: string) {
   const shape = PROTOCOL_FACTS[door.protocol].errorShape;
   const record = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, door.keyPlacements), shape);
   facts.key = { id: record.id, name: record.name };
   const raw = await readBody(req, ctx.settings.bodyLimitBytes);
-  let body: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(raw.toString('utf8')) as unknown;
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the body must be a JSON object');
-    body = parsed as Record<string, unknown>;
-  } catch (e) {
-    throw new GatewayError('invalid_request', `request body is not valid JSON: ${(e as Error).message}`, 'body');
-  }
-  const asked = pathModel ?? body.model;
+  let body = pathModel === undefined ? jsonObject(raw) : undefined;
+  const asked = pathModel ?? body!.model;
   let route;
   try {
     if (typeof asked !== 'string' || asked === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
@@ -166,6 +172,7 @@ export async function admit(ctx: DaemonContext, door: Door, req: IncomingMessage
   facts.model = route.model;
   checkModelAllowed(record, asked);
   const p = descriptor(route.provider);
+  body ??= upstreamProtocol(p, route.model, door.protocol) === door.protocol ? {} : jsonObject(raw);
   const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
   return { record, raw, body, model: route.model, p, providerKey };
 }
@@ -291,7 +298,7 @@ export async function fastPath(
 ): Promise<void> {
   // A protocol that names the model in the path (Gemini) has it in providerPath, not the body.
   const inBody = PROTOCOL_FACTS[door.protocol].modelIn === 'body';
-  const cleaned = door.withoutForeignState?.(raw, body);
+  const cleaned = door.withoutForeignState?.(raw);
   const out = cleaned ? Buffer.from(JSON.stringify(inBody ? { ...cleaned, model } : cleaned), 'utf8') : inBody ? withModel(raw, body, model) : raw;
   const headers = forwardRequestHeaders(req.headers);
   headers['content-length'] = String(out.length);

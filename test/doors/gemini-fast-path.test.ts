@@ -108,4 +108,20 @@ describe('Gemini door → Gemini (fast path)', () => {
     }
     expect(mock().requests.length).toBe(before);
   });
+
+  it('a body that is not JSON goes to Gemini as it came, and Gemini\'s own 400 comes back; for a Claude model it is the gateway\'s 400, nothing upstream', async () => {
+    const googles = '{"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}';
+    answering({ status: 400, headers: { 'content-type': 'application/json; charset=UTF-8' }, body: googles });
+    try {
+      const r = await post('/v1beta/models/gemini-3.5-flash:generateContent', '{"contents": [');
+      expect(r.status).toBe(400);
+      expect(await r.text()).toBe(googles);
+      expect(last().body.toString()).toBe('{"contents": [');
+    } finally { mock().setHandler(undefined); }
+    const before = gw.mocks.anthropic.requests.length;
+    const r = await post('/v1beta/models/anthropic/claude-sonnet-4-5:generateContent', '{"contents": [');
+    expect(r.status).toBe(400);
+    expect(await r.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringMatching(/not valid JSON/) } });
+    expect(gw.mocks.anthropic.requests.length).toBe(before);
+  });
 });

@@ -11,7 +11,7 @@ import { upstreamProtocol } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
 import type { ModelRoute, GeminiMethod } from '../model-routes.js';
-import { admit, countThrough, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from '../pipeline.js';
+import { admit, countThrough, fastPath, jsonObject, newIdSuffix, trackDoor, translateThrough, type Door } from '../pipeline.js';
 import type { RequestFacts } from '../tracker.js';
 
 export const GEMINI_DOOR: Door = {
@@ -23,7 +23,7 @@ export const GEMINI_DOOR: Door = {
   client: async () => (await import('../../providers/protocols/gemini/client/index.js')).geminiClient,
   // Google's response ids are opaque text without a prefix.
   newId: () => newIdSuffix(),
-  withoutForeignState: (raw, body) => (raw.includes(FOREIGN_SIGNATURE_MARK) ? withoutForeignSignatures(body) : undefined),
+  withoutForeignState: (raw) => (raw.includes(FOREIGN_SIGNATURE_MARK) ? withoutForeignSignatures(jsonObject(raw)) : undefined),
 };
 
 /**
