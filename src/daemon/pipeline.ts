@@ -6,9 +6,10 @@
 // stream comes back through the provider's reader and the door's renderer.
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { ClientProtocol, ProtocolId, ProviderProtocol, RenderContext, Target } from '../providers/ir/protocol.js';
+import type { ClientProtocol, ProtocolId, RenderContext, Target } from '../providers/ir/protocol.js';
 import type { ProviderError } from '../providers/ir/types.js';
 import { estimateInputTokens } from '../providers/ir/estimate-tokens.js';
+import { loadedProviderSide, providerSide } from '../providers/protocols/provider-sides.js';
 import { resolveModel } from '../providers/models.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, upstreamPath, upstreamProtocol, type KeyPlacement, type ProviderDescriptor } from '../providers/registry.js';
@@ -93,27 +94,8 @@ export const CHAT_DOOR: Door = {
   sameProtocol: chatSameProtocol,
 };
 
-/** The provider side of each protocol the hub can call through the IR (loaded on first use). */
-const PROVIDER_SIDES: Partial<Record<ProtocolId, () => Promise<ProviderProtocol>>> = {
-  anthropic: async () => (await import('../providers/protocols/anthropic/provider/index.js')).anthropicProvider,
-  'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
-  gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
-  'openai-responses': async () => (await import('../providers/protocols/openai-responses/provider/index.js')).openaiResponsesProvider,
-};
-
-// Modules once loaded are kept, so a request after the first waits on nothing to get them.
-const loadedProviders = new Map<ProtocolId, ProviderProtocol>();
+// A door's module once loaded is kept, so a request after the first waits on nothing to get it.
 const loadedClients = new Map<Door, ClientProtocol>();
-
-function providerSide(protocol: ProtocolId): (() => Promise<ProviderProtocol>) | undefined {
-  const load = PROVIDER_SIDES[protocol];
-  if (!load) return undefined;
-  return async () => {
-    let m = loadedProviders.get(protocol);
-    if (!m) { m = await load(); loadedProviders.set(protocol, m); }
-    return m;
-  };
-}
 
 async function clientOf(door: Door): Promise<ClientProtocol> {
   let m = loadedClients.get(door);
@@ -243,7 +225,7 @@ export async function countThrough(
   if (!counting) return fail(new GatewayError('not_found', `${door.path} has no token count`));
   let ir;
   try { ir = counting.parseRequest(body, target); } catch (e) { return fail(asGatewayError(e) as GatewayError); }
-  const upstream = await providerSide(p.protocol)?.();
+  const upstream = await providerSide(p.protocol);
   const counter = upstream?.countTokens;
   let tokens: number | undefined;
   let estimate = false;
@@ -365,10 +347,8 @@ export async function translateThrough(
   const target = targetOf(p, model, protocol);
   const quirks = target.quirks;
   const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
-  const loadProvider = providerSide(protocol);
-  if (!loadProvider) fail(new GatewayError('invalid_request', `${door.path} cannot reach ${p.displayName} models yet`, 'model'));
   const client = loadedClients.get(door) ?? await clientOf(door);
-  const upstream = loadedProviders.get(protocol) ?? await loadProvider!();
+  const upstream = loadedProviderSide(protocol) ?? await providerSide(protocol);
   let call;
   let wholeAnswer = false;
   try {

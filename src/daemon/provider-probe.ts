@@ -3,10 +3,10 @@
 // module — and says plainly which failed and why: unreachable, wrong key, wrong protocol, or a
 // model that does not exist. Never shows the key.
 import type { Request } from '../providers/ir/types.js';
-import type { ProtocolId, ProviderProtocol } from '../providers/ir/protocol.js';
 import { fromModelsList } from '../providers/models-list.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { provider as descriptor, upstreamPath, type ProviderDescriptor } from '../providers/registry.js';
+import { providerSide } from '../providers/protocols/provider-sides.js';
 import { targetOf } from '../providers/target.js';
 import { gatewayCallHeaders, type Upstreams } from './upstream.js';
 
@@ -32,12 +32,6 @@ export interface ProbeResult {
   model: string | null;
 }
 
-const PROVIDER_SIDES: Record<ProtocolId, () => Promise<ProviderProtocol>> = {
-  anthropic: async () => (await import('../providers/protocols/anthropic/provider/index.js')).anthropicProvider,
-  'openai-chat': async () => (await import('../providers/protocols/openai-chat/provider/index.js')).openaiChatProvider,
-  gemini: async () => (await import('../providers/protocols/gemini/provider/index.js')).geminiProvider,
-  'openai-responses': async () => (await import('../providers/protocols/openai-responses/provider/index.js')).openaiResponsesProvider,
-};
 
 type Answer = { status: number; text: string } | { error: string };
 
@@ -130,7 +124,7 @@ export async function probeProvider(opts: ProbeOptions): Promise<ProbeResult> {
     steps.push({ step: 'request', ok: false, status: null, detail: 'skipped: no model to try' });
     return result('no_model', `reachable, but it listed no models: give one with --model <id> to send a test request`, models, null);
   }
-  const side = await PROVIDER_SIDES[d.protocol]();
+  const side = await providerSide(d.protocol);
   const target = targetOf(d, model);
   const built = side.buildRequest({ ...TINY, model }, target);
   const a = await call(opts.upstreams, d, opts.key, 'POST', built.path, JSON.stringify(built.body), built.headers ?? {}, timeoutMs);
