@@ -63,7 +63,8 @@ interface Row { id: string; key_id: string; created_at: number; previous_id: str
 export class ResponseStore {
   private db: Database | undefined;
   private opening: Promise<Database> | undefined;
-  private readonly pending = new Map<string, StoredResponse>();
+  /** Answers not written yet, already as the rows they become: two strings each, little for the GC to carry. */
+  private readonly pending = new Map<string, Row>();
   private readonly deleted = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private lastPrune = 0;
@@ -83,20 +84,20 @@ export class ResponseStore {
   /** Keeps an answer (written with the next batch). */
   put(r: StoredResponse): void {
     this.deleted.delete(r.id);
-    this.pending.set(r.id, r);
+    this.pending.set(r.id, toRow(r));
     this.schedule();
   }
 
   /** The answer `id` as `keyId` may see it: undefined when unknown, expired, deleted, or another key's. */
   async get(id: string, keyId: string): Promise<StoredResponse | undefined> {
     if (this.deleted.has(id)) return undefined;
-    let r = this.pending.get(id);
-    if (!r) {
+    let row = this.pending.get(id);
+    if (!row) {
       const db = await this.open();
-      const row = this.stmt(db, 'get', 'SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
+      row = this.stmt(db, 'get', 'SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
       if (!row) return undefined;
-      r = fromRow(row);
     }
+    const r = fromRow(row);
     if (r.keyId !== keyId || this.expired(r)) return undefined;
     return r;
   }
@@ -162,16 +163,12 @@ export class ResponseStore {
   }
 
   /** One transaction; false (logged, nothing dequeued) when the database refused it. */
-  private writeChunk(db: Database, rows: StoredResponse[], gone: string[]): boolean {
+  private writeChunk(db: Database, rows: Row[], gone: string[]): boolean {
     const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ?');
     db.exec('BEGIN');
     try {
-      for (const r of rows) {
-        const input = JSON.stringify(r.input);
-        const response = r.responseJson ?? JSON.stringify(r.response);
-        insert.run(r.id, r.keyId, r.createdAt, r.previousId, input.length + response.length, input, response, r.heldBy ?? null);
-      }
+      for (const r of rows) insert.run(r.id, r.key_id, r.created_at, r.previous_id, r.input.length + r.response.length, r.input, r.response, r.held_by);
       for (const id of gone) remove.run(id);
       db.exec('COMMIT');
     } catch (e) {
@@ -250,6 +247,13 @@ export class ResponseStore {
     })();
     return this.opening;
   }
+}
+
+function toRow(r: StoredResponse): Row {
+  return {
+    id: r.id, key_id: r.keyId, created_at: r.createdAt, previous_id: r.previousId,
+    input: JSON.stringify(r.input), response: r.responseJson ?? JSON.stringify(r.response), held_by: r.heldBy ?? null,
+  };
 }
 
 function fromRow(row: Row): StoredResponse {
