@@ -46,6 +46,8 @@ export function openaiUsage(u: Obj | undefined, into: TokenUsage): void {
   // DeepSeek counts cache hits in its own prompt_cache_hit_tokens (api-docs.deepseek.com/guides/kv_cache).
   const cached = num(obj(u.prompt_tokens_details ?? u.input_tokens_details)?.cached_tokens) ?? num(u.prompt_cache_hit_tokens);
   if (cached !== undefined) into.cachedTokens = cached;
+  const written = num(obj(u.prompt_tokens_details)?.cache_write_tokens);
+  if (written !== undefined) into.cacheWriteTokens = written;
   const reasoning = num(obj(u.completion_tokens_details ?? u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) into.reasoningTokens = reasoning;
 }

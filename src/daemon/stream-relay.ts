@@ -10,21 +10,17 @@ import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
 import type { TokenUsage } from './events.js';
 import { write } from './http-util.js';
+import { openaiUsage } from './native-usage.js';
 import { SseParser, sseData, SSE_DONE } from './sse.js';
 import type { RequestTracker } from './tracker.js';
 import type { BodySink } from './upstream-call.js';
 import { GatewayError } from './errors.js';
 
-/** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too). */
+/** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too), read as native answers' are. */
 export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
-  if (!u) return {};
-  return {
-    inputTokens: u.prompt_tokens,
-    outputTokens: u.completion_tokens,
-    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens, // DeepSeek's own name for cache hits
-    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens,
-    reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
-  };
+  const out: TokenUsage = {};
+  openaiUsage(u as Record<string, unknown> | undefined, out);
+  return out;
 }
 
 /**
