@@ -5,12 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { openKeychain } from '../../src/daemon/store/keychain.js';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { MOCK_TEXT, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { closedPort } from '../helpers/ports.js';
 
 const SERVICE = `model-gateway-test-${process.pid}-${randomBytes(3).toString('hex')}`;
 const home = makeTempHome();
@@ -25,18 +24,10 @@ if (skip) console.warn(`keychain tests skipped: no keychain answers here (${prob
 let router: MockProvider; // OpenAI Chat under /api, with a key
 let other: MockProvider; // a second OpenAI Chat server, for a changed base URL
 let local: MockProvider; // a local server that takes no key
-let closedPort = 0;
+let downPort = 0;
 let daemonUrl = '';
 const outputs: string[] = [];
 const record = (r: CliResult) => { outputs.push(r.stdout, r.stderr); return r; };
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 beforeAll(async () => {
   [router, other, local] = await Promise.all([
@@ -44,7 +35,7 @@ beforeAll(async () => {
     startMockProvider('openai', { key: `sk-other-${randomBytes(16).toString('hex')}` }),
     startMockProvider('openai', { requireKey: false }),
   ]);
-  closedPort = await freePort();
+  downPort = await closedPort();
 });
 
 afterAll(async () => {
@@ -136,10 +127,10 @@ describe.skipIf(skip)('providers add / list / test / remove with the real keycha
     const wrong = record(await cli(['providers', 'test', 'confused']));
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toMatch(/confused: wrong protocol: \/v1\/messages is not there \(HTTP 404\)/);
-    expect(record(await cli(['providers', 'add', 'gone', '--protocol', 'openai-chat', '--base-url', `http://127.0.0.1:${closedPort}/v1`, '--no-key'])).code).toBe(0);
+    expect(record(await cli(['providers', 'add', 'gone', '--protocol', 'openai-chat', '--base-url', `http://127.0.0.1:${downPort}/v1`, '--no-key'])).code).toBe(0);
     const gone = record(await cli(['providers', 'test', 'gone']));
     expect(gone.code).toBe(1);
-    expect(gone.stdout).toMatch(new RegExp(`gone: unreachable: cannot reach gone at http://127\\.0\\.0\\.1:${closedPort} \\(ECONNREFUSED\\)`));
+    expect(gone.stdout).toMatch(new RegExp(`gone: unreachable: cannot reach gone at http://127\\.0\\.0\\.1:${downPort} \\(ECONNREFUSED\\)`));
     for (const p of ['confused', 'gone']) expect(record(await cli(['providers', 'remove', p])).code).toBe(0);
   });
 

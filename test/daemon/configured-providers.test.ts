@@ -4,13 +4,12 @@
 // and no other, nothing at all for a provider that takes no key, never the proxy key.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configuredProviders } from '../../src/providers/configured.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MOCK_TEXT, startMockProvider, type MockProvider, type Recorded } from '../helpers/mock-provider.js';
+import { closedPort } from '../helpers/ports.js';
 
 let gw: TestGateway;
 let router: MockProvider; // OpenAI Chat under /api (OpenRouter-like: base URL …/api/v1)
@@ -22,14 +21,6 @@ let openai: OpenAI;
 let anthropic: Anthropic;
 let downPort = 0;
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
 beforeAll(async () => {
   [router, box, anth, gem, local] = await Promise.all([
     startMockProvider('openai', { mount: '/api', key: 'sk-or-router-key-0123456789' }),
@@ -38,7 +29,7 @@ beforeAll(async () => {
     startMockProvider('gemini', { mount: '/google', key: 'gem-like-key-0123456789' }),
     startMockProvider('openai', { requireKey: false }),
   ]);
-  downPort = await freePort();
+  downPort = await closedPort();
   const { providers, problems } = configuredProviders({
     router: { protocol: 'openai-chat', baseUrl: `${router.origin}/api/v1`, headers: { 'x-title': 'model-gateway test', 'http-referer': 'https://example.test' } },
     box: { protocol: 'openai-chat', baseUrl: `${box.origin}/v1` },
