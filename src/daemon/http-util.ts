@@ -60,17 +60,33 @@ export function tooLarge(limit: number): GatewayError {
   return new GatewayError('request_too_large', `request body is larger than the gateway's limit of ${limit} bytes (set bodyLimitBytes in config to change it)`);
 }
 
-/** Reads the whole body, refusing more than `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole body, refusing more than `limit` bytes. With the stream's events, not `for
+ * await`: the async iterator cost every door request about 2 µs of CPU (its promise per chunk and
+ * end-of-stream watcher). As the iterator did, a refused or broken body destroys the request.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   declaredLength(req, limit);
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    parts.push(chunk);
-  }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+  return new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const done = (err: Error | undefined): void => {
+      req.off('data', onData).off('end', onEnd).off('error', done).off('close', onClose);
+      if (err) { req.destroy(); reject(err); return; }
+      resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) done(tooLarge(limit));
+      else parts.push(chunk);
+    };
+    const onEnd = (): void => done(undefined);
+    // The client went away before the body ended.
+    const onClose = (): void => done(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    if (req.readableEnded) resolve(Buffer.alloc(0)); // read before: nothing is left
+    else if (req.destroyed) onClose();
+    else req.on('data', onData).on('end', onEnd).on('error', done).on('close', onClose);
+  });
 }
 
 /** Streams a body of unknown size, refusing more than `limit` bytes. */

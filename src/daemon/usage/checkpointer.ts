@@ -1,5 +1,5 @@
-// Moves SQLite's WAL checkpoints (copying the log back into usage.db, with an fsync) off the
-// daemon's event loop: the writing connection turns automatic checkpoints off, and a small worker
+// Moves SQLite's WAL checkpoints (copying the log back into the database file, with an fsync) off
+// the daemon's event loop, for the usage history and the response store: the writing connection turns automatic checkpoints off, and a small worker
 // thread with its own connection runs a PASSIVE checkpoint every few seconds, which never blocks
 // the writer. Measured: automatic checkpoints stalled a 250-row write for up to ~30 ms; without
 // them the p99 of such a write is ~7 ms. If the worker cannot run, automatic checkpoints come back.
@@ -37,14 +37,17 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(db: Database, path: string, opts: { intervalMs?: number; log?: (line: string) => void } = {}): Checkpointer {
+export function startCheckpointer(
+  db: Database, path: string, opts: { intervalMs?: number; log?: (line: string) => void; /** Names the database in log lines. */ label?: string } = {},
+): Checkpointer {
   const log = opts.log ?? (() => {});
+  const label = opts.label ?? 'usage';
   const autoBack = () => { try { db.exec('PRAGMA wal_autocheckpoint = 1000'); } catch { /* closed */ } };
   let worker: Worker;
   try {
     worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, intervalMs: opts.intervalMs ?? 2_000 } });
   } catch (e) {
-    log(`usage: checkpoints stay on the main thread (${(e as Error).message})`);
+    log(`${label}: checkpoints stay on the main thread (${(e as Error).message})`);
     return { stats: { checkpoints: 0, failures: 0, lastFrames: 0 }, stop: async () => {} };
   }
   db.exec('PRAGMA wal_autocheckpoint = 0');
@@ -55,9 +58,9 @@ export function startCheckpointer(db: Database, path: string, opts: { intervalMs
   worker.on('message', (m: { ok: boolean; message?: string; checkpointed?: number }) => {
     if (m.ok) { stats.checkpoints++; stats.lastFrames = Number(m.checkpointed ?? 0); return; }
     stats.failures++;
-    if (Date.now() - lastLog > 60_000) { lastLog = Date.now(); log(`usage: background checkpoint failed: ${m.message}`); }
+    if (Date.now() - lastLog > 60_000) { lastLog = Date.now(); log(`${label}: background checkpoint failed: ${m.message}`); }
   });
-  worker.on('error', (e) => { log(`usage: checkpoint worker failed (${e.message}); checkpoints are back on the main thread`); autoBack(); });
+  worker.on('error', (e) => { log(`${label}: checkpoint worker failed (${e.message}); checkpoints are back on the main thread`); autoBack(); });
   worker.on('exit', () => { if (!stopping) autoBack(); });
   return {
     stats,
