@@ -117,8 +117,9 @@ const anthropicBody = (stream: boolean, model = 'claude-opus-5') => JSON.stringi
 const geminiBody = JSON.stringify({
   systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: 'user', parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 64 },
 });
-const responsesBody = (model: string, stream: boolean) => JSON.stringify({
-  model, instructions: SYSTEM, input: USER, max_output_tokens: 64, ...(stream ? { stream: true } : {}),
+/** `store: false` is what Codex sends: the answer is not kept in the gateway's response store. */
+const responsesBody = (model: string, stream: boolean, store = true) => JSON.stringify({
+  model, instructions: SYSTEM, input: USER, max_output_tokens: 64, ...(stream ? { stream: true } : {}), ...(store ? {} : { store: false }),
 });
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const openaiShape = (j: Json) => typeof j?.choices?.[0]?.message?.content === 'string' && j.choices[0].message.content.length > 0;
@@ -293,6 +294,9 @@ async function main(): Promise<void> {
     { id: 'responses-openai', label: 'responses → OpenAI (fast path)', kind: 'responses', provider: 'openai', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gpt-5.4', false), streamPath: '/v1/responses', streamBody: responsesBody('gpt-5.4', true), headers: auth, shape: responsesShape },
     { id: 'responses-anthropic', label: 'responses → Anthropic', kind: 'responses', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('anthropic/claude-opus-5', false), streamPath: '/v1/responses', streamBody: responsesBody('anthropic/claude-opus-5', true), headers: auth, shape: responsesShape },
     { id: 'responses-gemini', label: 'responses → Gemini', kind: 'responses', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gemini/gemini-3.5-flash', false), streamPath: '/v1/responses', streamBody: responsesBody('gemini/gemini-3.5-flash', true), headers: auth, shape: responsesShape },
+    // The same without the response store, to show what keeping each answer costs.
+    { id: 'responses-anthropic-stateless', label: 'responses → Anthropic, store: false', kind: 'responses', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('anthropic/claude-opus-5', false, false), streamPath: '/v1/responses', streamBody: responsesBody('anthropic/claude-opus-5', true, false), headers: auth, shape: responsesShape },
+    { id: 'responses-gemini-stateless', label: 'responses → Gemini, store: false', kind: 'responses', provider: 'gemini', port: d.port, pid: d.pid, path: '/v1/responses', body: responsesBody('gemini/gemini-3.5-flash', false, false), streamPath: '/v1/responses', streamBody: responsesBody('gemini/gemini-3.5-flash', true, false), headers: auth, shape: responsesShape },
     ...(['gemini/gemini-3.5-flash', 'anthropic/claude-opus-5', 'openai/gpt-5.4'] as const).map((routed): Target => {
       const provider = routed.split('/')[0] as 'gemini' | 'anthropic' | 'openai';
       // A Gemini model by its own id (the fast path); the others as @google/genai sends a slashed id, raw.
@@ -602,17 +606,18 @@ async function main(): Promise<void> {
       rows.push([door.issue, `${door.name} → ${p} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
     }
   }
-  // #14: a provider the user added, through the Chat door (its own protocol) and the Messages door.
-  for (const [id, fast] of [['custom-chat', true], ['custom-messages', false]] as const) {
+  // #12 without the response store (what Codex sends), and #14: a provider the user added, through
+  // the Chat door (its own protocol) and the Messages door.
+  for (const [issue, id, fast] of [['#12', 'responses-anthropic-stateless', false], ['#12', 'responses-gemini-stateless', false], ['#14', 'custom-chat', true], ['#14', 'custom-messages', false]] as const) {
     const floorShare = fast ? T.fastPathVsFloor : T.translatedVsFloor;
     const what = `${byId.get(id)!.label} ≥ ${pct(floorShare)} of floor req/s`;
-    if (na(id)) { rows.push(['#14', what, `n/a (${na(id)})`, undefined]); continue; }
+    if (na(id)) { rows.push([issue, what, `n/a (${na(id)})`, undefined]); continue; }
     const [m, ok] = overC((c) => ratio(id, 'floor', c), pct, (x) => x >= floorShare);
-    rows.push(['#14', what, m, ok]);
+    rows.push([issue, what, m, ok]);
     const reason = byId.get(id)?.na ?? byId.get(id)?.streamNa;
     if (reason) continue;
     const d = pairedS(id, 'floor', 'delay');
-    rows.push(['#14', `${byId.get(id)!.label} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+    rows.push([issue, `${byId.get(id)!.label} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
   }
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
   else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);
