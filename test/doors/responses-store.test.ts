@@ -92,4 +92,48 @@ describe('the response store', () => {
     expect(found).toEqual(['resp_c0', 'resp_c499', 'resp_c999']);
     await again.close();
   });
+  it('deletes expired answers from the file, oldest first, and keeps the cap across a restart', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const { DatabaseSync } = await import('node:sqlite');
+    const dir = join(gw.dir, 'expiry');
+    mkdirSync(dir);
+    let t = now;
+    const put = (s: ResponseStore, i: number) => s.put({ id: `resp_e${i}`, keyId: 'k', createdAt: t, previousId: null, input: ['y'.repeat(400)], output: [], response: { id: `resp_e${i}` } });
+    const store = new ResponseStore(dir, { retentionDays: 1, maxBytes: 1 << 30 }, () => t);
+    for (let i = 0; i < 6; i++) { t += 3_600_000; put(store, i); } // one an hour
+    await store.flush();
+    t += DAY - 3 * 3_600_000 + 1; // the first three are now older than a day
+    store.prune();
+    await store.close();
+    const rows = () => {
+      const db = new DatabaseSync(join(dir, RESPONSES_DB_FILE));
+      try { return (db.prepare('SELECT id FROM responses ORDER BY rowid').all() as Array<{ id: string }>).map((r) => r.id); } finally { db.close(); }
+    };
+    expect(rows()).toEqual(['resp_e3', 'resp_e4', 'resp_e5']);
+    // Reopened with a cap that holds two of the three: the oldest goes, counted from the file.
+    const again = new ResponseStore(dir, { retentionDays: 1, maxBytes: 2 * 450 }, () => t);
+    await again.get('resp_e5', 'k'); // opens, and prunes what is over the cap
+    await again.close();
+    expect(rows()).toEqual(['resp_e4', 'resp_e5']);
+  });
+
+  it('counts a deleted answer out of the cap at once', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const dir = join(gw.dir, 'deleted');
+    mkdirSync(dir);
+    let t = now;
+    const store = new ResponseStore(dir, { retentionDays: 30, maxBytes: 2_000 }, () => t);
+    const big = 'z'.repeat(900);
+    for (let i = 0; i < 2; i++) { t += 1000; store.put({ id: `resp_d${i}`, keyId: 'k', createdAt: t, previousId: null, input: [big], output: [], response: { id: `resp_d${i}` } }); }
+    await store.flush();
+    expect(await store.delete('resp_d1', 'k')).toBe(true);
+    await store.flush();
+    t += 1000;
+    store.put({ id: 'resp_d2', keyId: 'k', createdAt: t, previousId: null, input: [big], output: [], response: { id: 'resp_d2' } });
+    await store.flush();
+    store.prune(); // two answers of ~920 bytes fit in 2,000: the deleted one no longer counts
+    expect((await store.get('resp_d0', 'k'))?.id).toBe('resp_d0');
+    expect((await store.get('resp_d2', 'k'))?.id).toBe('resp_d2');
+    await store.close();
+  });
 });

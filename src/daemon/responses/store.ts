@@ -3,10 +3,10 @@
 // models, through the fast path) are recorded here only by id and owner, so that the same client
 // can read them back through the door and no other proxy key can. One SQLite
 // file (`responses.db`, 0600) beside the usage history. A request never waits on the disk: new
-// answers and deletions are kept in memory and written in one transaction every half second (and
-// on close); reads look at that queue first. Each answer belongs to the proxy key that made it;
+// answers and deletions are kept in memory and written every half second (and on close), 200 to a
+// transaction; reads look at that queue first. Each answer belongs to the proxy key that made it;
 // another key sees nothing. Answers older than the retention are gone (judged on read, so expiry
-// is exact between prunes), and when the file holds more than its cap the oldest go first.
+// is exact between prunes), and when the answers take more than the cap the oldest go first.
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
@@ -69,6 +69,8 @@ export class ResponseStore {
   private readonly deleted = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private lastPrune = 0;
+  /** The `bytes` of every written answer, kept as they are written and deleted (summed once, on open). */
+  private totalBytes = 0;
   private checkpointer: Checkpointer | undefined;
 
   constructor(
@@ -167,40 +169,57 @@ export class ResponseStore {
   /** One transaction; false (logged, nothing dequeued) when the database refused it. */
   private writeChunk(db: Database, rows: Row[], gone: string[]): boolean {
     const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-    const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ?');
+    const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ? RETURNING bytes');
+    let added = 0;
     db.exec('BEGIN');
     try {
-      for (const r of rows) insert.run(r.id, r.key_id, r.created_at, r.previous_id, r.input.length + r.response.length, r.input, r.response, r.held_by);
-      for (const id of gone) remove.run(id);
+      for (const r of rows) {
+        const bytes = r.input.length + r.response.length;
+        insert.run(r.id, r.key_id, r.created_at, r.previous_id, bytes, r.input, r.response, r.held_by);
+        added += bytes;
+      }
+      for (const id of gone) added -= Number((remove.get(id) as { bytes: number } | undefined)?.bytes ?? 0);
       db.exec('COMMIT');
     } catch (e) {
       db.exec('ROLLBACK');
       this.log(`responses: could not write the store: ${(e as Error).message}`);
       return false;
     }
+    this.totalBytes += added;
     // Only what was written leaves the queue: a put during the write stays for the next batch.
     for (const r of rows) if (this.pending.get(r.id) === r) this.pending.delete(r.id);
     for (const id of gone) this.deleted.delete(id);
     return true;
   }
 
-  /** Drops expired answers, then the oldest while the file holds more than the cap. */
+  /**
+   * Drops expired answers, then the oldest while the answers take more than the cap. Answers are
+   * written oldest first, so both are a prefix of the table in rowid order: the walk stops at the
+   * first answer it keeps, and no index on the time (a write per answer) is needed. An answer whose
+   * clock went backwards may outlive this by a prune; reads judge expiry exactly anyway.
+   */
   prune(db: Database | undefined = this.db): void {
     if (!db) return;
     this.lastPrune = this.clock();
-    const expired = db.prepare('DELETE FROM responses WHERE created_at < ?').run(this.clock() - this.settings.retentionDays * DAY_MS).changes;
-    const total = (db.prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM responses').get() as { total: number }).total;
-    let over = total - this.settings.maxBytes;
+    const cutoff = this.clock() - this.settings.retentionDays * DAY_MS;
+    let over = this.totalBytes - this.settings.maxBytes;
+    let expired = 0;
     let capped = 0;
-    if (over > 0) {
-      const oldest = db.prepare('SELECT id, bytes FROM responses ORDER BY created_at ASC').iterate() as Iterable<{ id: string; bytes: number }>;
-      const ids: string[] = [];
-      for (const r of oldest) { if (over <= 0) break; ids.push(r.id); over -= r.bytes; }
-      const remove = db.prepare('DELETE FROM responses WHERE id = ?');
-      for (const id of ids) remove.run(id);
-      capped = ids.length;
+    let freed = 0;
+    let last: number | undefined;
+    const oldest = db.prepare('SELECT rowid AS rowid, created_at, bytes FROM responses ORDER BY rowid').iterate() as Iterable<{ rowid: number; created_at: number; bytes: number }>;
+    for (const r of oldest) {
+      if (r.created_at < cutoff) expired++;
+      else if (over > 0) capped++;
+      else break;
+      over -= r.bytes;
+      freed += r.bytes;
+      last = r.rowid;
     }
-    if (expired > 0 || capped > 0) this.log(`responses: dropped ${Number(expired)} expired and ${capped} over the size cap`);
+    if (last === undefined) return;
+    db.prepare('DELETE FROM responses WHERE rowid <= ?').run(last);
+    this.totalBytes -= freed;
+    this.log(`responses: dropped ${expired} expired and ${capped} over the size cap`);
   }
 
   async close(): Promise<void> {
@@ -247,8 +266,9 @@ export class ResponseStore {
         PRAGMA synchronous = NORMAL;
         CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
           previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, response TEXT NOT NULL, held_by TEXT);
-        CREATE INDEX IF NOT EXISTS responses_created ON responses (created_at);`);
+        DROP INDEX IF EXISTS responses_created;`); // earlier versions kept one; prune walks rowid order instead
       this.statements.clear();
+      this.totalBytes = (db.prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM responses').get() as { total: number }).total;
       this.db = db;
       // Checkpoints (the WAL copied back, with an fsync) in a worker: on the event loop they held
       // every request for the fsync; measured ~5% more translated Responses requests per second.
