@@ -11,6 +11,7 @@ import type { Message, Request, StreamEvent } from '../../src/providers/ir/types
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';
 import { openaiResponsesProvider as provider } from '../../src/providers/protocols/openai-responses/provider/index.js';
 import { TranslationError, type SseEvent } from '../../src/providers/types.js';
+import { readProviderStream } from '../helpers/provider-stream.js';
 
 const OPENAI: Target = { provider: 'openai', displayName: 'OpenAI', model: 'gpt-5.4', protocol: 'openai-responses' };
 const FIXTURES = new URL('../fixtures/protocols/openai-responses-provider/', import.meta.url);
@@ -30,15 +31,7 @@ function refusal(fn: () => unknown): TranslationError {
   throw new Error('expected a TranslationError');
 }
 
-function read(chunks: Uint8Array[], target: Target = OPENAI): StreamEvent[] {
-  const parser = new SseParser();
-  const reader = provider.createStreamReader(target);
-  const out: StreamEvent[] = [];
-  for (const c of chunks) for (const ev of parser.push(c)) out.push(...reader.push(ev));
-  for (const ev of parser.end()) out.push(...reader.push(ev));
-  out.push(...reader.end());
-  return out;
-}
+const read = (chunks: Uint8Array[], target: Target = OPENAI): StreamEvent[] => readProviderStream(provider, target, chunks);
 
 /** A conversation with everything the builder maps: media, a tool round trip, reasoning from three providers. */
 const RICH: Request = {

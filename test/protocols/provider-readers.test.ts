@@ -11,27 +11,19 @@ import type { Request, StreamEvent } from '../../src/providers/ir/types.js';
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';
 import { geminiProvider } from '../../src/providers/protocols/gemini/provider/index.js';
 import { openaiChatProvider } from '../../src/providers/protocols/openai-chat/provider/index.js';
+import { readProviderStream } from '../helpers/provider-stream.js';
 
 const OPENAI: Target = { provider: 'openai', displayName: 'OpenAI', model: 'gpt-5.4' };
 const GEMINI: Target = { provider: 'gemini', displayName: 'Gemini', model: 'gemini-3.7-flash' };
 const bytes = (dir: string, name: string) => readFileSync(new URL(`../fixtures/${dir}/${name}`, import.meta.url));
 
-function read(provider: ProviderProtocol, target: Target, chunks: Uint8Array[]): StreamEvent[] {
-  const parser = new SseParser();
-  const reader = provider.createStreamReader(target);
-  const out: StreamEvent[] = [];
-  for (const c of chunks) for (const ev of parser.push(c)) out.push(...reader.push(ev));
-  for (const ev of parser.end()) out.push(...reader.push(ev));
-  out.push(...reader.end());
-  return out;
-}
 
 /** Random cuts of the bytes (inside UTF-8 characters and between \r and \n included) give the same events. */
 function splitProperty(provider: ProviderProtocol, target: Target, data: Buffer): void {
-  const whole = read(provider, target, [data]);
+  const whole = readProviderStream(provider, target, [data]);
   fc.assert(fc.property(fc.uniqueArray(fc.integer({ min: 1, max: data.length - 1 }), { maxLength: 30 }), (points) => {
     const cuts = [0, ...[...points].sort((a, b) => a - b), data.length];
-    expect(read(provider, target, cuts.slice(1).map((end, i) => data.subarray(cuts[i], end)))).toStrictEqual(whole);
+    expect(readProviderStream(provider, target, cuts.slice(1).map((end, i) => data.subarray(cuts[i], end)))).toStrictEqual(whole);
   }), { numRuns: 60 });
 }
 
@@ -79,7 +71,7 @@ describe('OpenAI Chat chunks → IR', () => {
 
   it.each(Object.keys(EXPECTED))('%s reads as recorded, however its bytes are split', (name) => {
     const data = bytes('protocols/openai-chat-provider', name);
-    expect(read(openaiChatProvider, OPENAI, [data])).toStrictEqual(EXPECTED[name]);
+    expect(readProviderStream(openaiChatProvider, OPENAI, [data])).toStrictEqual(EXPECTED[name]);
     splitProperty(openaiChatProvider, OPENAI, data);
   });
 
@@ -102,7 +94,7 @@ describe('Gemini recordings → IR → what a Messages client gets', () => {
   });
 
   it('a function call: a tool_use block, and its thought signature kept for the way back', () => {
-    const out = asMessages(read(geminiProvider, GEMINI, [bytes('gemini', 'function-call.sse')]));
+    const out = asMessages(readProviderStream(geminiProvider, GEMINI, [bytes('gemini', 'function-call.sse')]));
     const tool = out.find(([e, d]) => e === 'content_block_start' && d.content_block.type === 'tool_use')![1].content_block;
     expect(tool).toMatchObject({ id: 'fc7a1b2c9d', name: 'get_weather' });
     expect(out.some(([e, d]) => e === 'content_block_delta' && d.delta.type === 'signature_delta' && d.delta.signature.startsWith('gw1.'))).toBe(true);
@@ -110,20 +102,20 @@ describe('Gemini recordings → IR → what a Messages client gets', () => {
   });
 
   it('thoughts become thinking blocks, then the answer text', () => {
-    const events = read(geminiProvider, GEMINI, [bytes('gemini', 'thoughts.sse')]);
+    const events = readProviderStream(geminiProvider, GEMINI, [bytes('gemini', 'thoughts.sse')]);
     expect(events.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text).join('')).toBe('**Checking divisors**\nTry 2, 3, 5, 7. None divide 97.');
     const starts = asMessages(events).filter(([e]) => e === 'content_block_start').map(([, d]) => d.content_block.type);
     expect(starts).toEqual(['thinking', 'text']);
   });
 
   it.each([['max-tokens.sse', 'max_tokens'], ['safety.sse', 'refusal'], ['plain-text.sse', 'end_turn']])('%s ends with stop_reason %s', (name, reason) => {
-    const out = asMessages(read(geminiProvider, GEMINI, [bytes('gemini', name)]));
+    const out = asMessages(readProviderStream(geminiProvider, GEMINI, [bytes('gemini', name)]));
     expect(out.find(([e]) => e === 'message_delta')![1].delta.stop_reason).toBe(reason);
     expect(out.at(-1)![0]).toBe('message_stop');
   });
 
   it('an error mid-stream ends in an error event, never message_stop', () => {
-    const out = asMessages(read(geminiProvider, GEMINI, [bytes('gemini', 'mid-stream-error.sse')]));
+    const out = asMessages(readProviderStream(geminiProvider, GEMINI, [bytes('gemini', 'mid-stream-error.sse')]));
     expect(out.at(-1)![0]).toBe('error');
     expect(out.some(([e]) => e === 'message_stop')).toBe(false);
   });

@@ -4,12 +4,12 @@
 // minted, unmodified), through a Messages client's round trip too.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../src/daemon/sse.js';
 import type { Target } from '../../src/providers/ir/protocol.js';
 import type { Message, Request, StreamEvent } from '../../src/providers/ir/types.js';
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';
 import { openaiChatProvider } from '../../src/providers/protocols/openai-chat/provider/index.js';
 import { QUIRK_PROFILES } from '../../src/providers/quirks.js';
+import { readProviderStream } from '../helpers/provider-stream.js';
 
 const target = (provider: string, profile = provider): Target => ({ provider, displayName: provider, model: 'm-1', protocol: 'openai-chat', quirks: QUIRK_PROFILES[profile]! });
 const ir = (messages: Message[]): Request => ({ model: 'm-1', system: [], messages, tools: [{ name: 'w', inputSchema: { type: 'object' } }], stopSequences: [], stream: false });
@@ -24,22 +24,13 @@ const history = (assistant: Message): Message[] => [
 ];
 const assistantOf = (body: Record<string, unknown>): Record<string, unknown> => (body.messages as Array<Record<string, unknown>>).find((m) => m.role === 'assistant')!;
 
-function readStream(t: Target, chunks: Uint8Array[]): StreamEvent[] {
-  const parser = new SseParser();
-  const reader = openaiChatProvider.createStreamReader(t);
-  const out: StreamEvent[] = [];
-  for (const c of chunks) for (const ev of parser.push(c)) out.push(...reader.push(ev));
-  for (const ev of parser.end()) out.push(...reader.push(ev));
-  out.push(...reader.end());
-  return out;
-}
 
 describe('DeepSeek: reasoning_content', () => {
   it('is read from answers and streams', () => {
     const answer = openaiChatProvider.readResponse({ choices: [{ index: 0, message: { role: 'assistant', reasoning_content: 'Think.', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] }, target('deepseek'));
     expect(answer.choices[0]!.parts[0]).toEqual({ type: 'reasoning', text: 'Think.' });
     const sse = Buffer.from('data: {"id":"c","model":"deepseek-chat","choices":[{"index":0,"delta":{"reasoning_content":"Hm."}}]}\n\ndata: {"id":"c","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
-    expect(readStream(target('deepseek'), [sse]).filter((e) => e.type === 'reasoning' || e.type === 'text')).toEqual([{ type: 'reasoning', text: 'Hm.' }, { type: 'text', text: 'Hi' }]);
+    expect(readProviderStream(openaiChatProvider, target('deepseek'), [sse]).filter((e) => e.type === 'reasoning' || e.type === 'text')).toEqual([{ type: 'reasoning', text: 'Hm.' }, { type: 'text', text: 'Hi' }]);
   });
   it('goes back on an assistant turn with tool calls (empty when the turn had none to give)', () => {
     expect(assistantOf(openaiChatProvider.buildRequest(ir(history(toolTurn('Think.'))), target('deepseek')).body)).toMatchObject({ reasoning_content: 'Think.', tool_calls: [{ id: 'call_1' }] });
@@ -115,16 +106,16 @@ describe('OpenRouter: reasoning_details', () => {
   const sse = Buffer.from(`${frames.map((f) => `data: ${JSON.stringify(f)}\n\n`).join('')}data: [DONE]\n\n`);
 
   it('streams: reasoning text, then one block closed with the merged details before the tool call', () => {
-    const events = readStream(target('openrouter'), [sse]);
+    const events = readProviderStream(openaiChatProvider, target('openrouter'), [sse]);
     expect(events.map((e) => e.type)).toEqual(['start', 'reasoning', 'reasoning', 'reasoning-end', 'tool-call-start', 'tool-call-arguments', 'usage', 'tool-call-end', 'finish']);
     const end = events.find((e) => e.type === 'reasoning-end') as Extract<StreamEvent, { type: 'reasoning-end' }>;
     expect(JSON.parse(end.state!.data.reasoningDetails!)).toEqual([{ type: 'reasoning.text', text: 'Weather needs the tool.', signature: 'sig-abc', format: 'anthropic-claude-v1', index: 0 }]);
   });
   it('streams read the same however the bytes are split', () => {
-    const whole = readStream(target('openrouter'), [sse]);
+    const whole = readProviderStream(openaiChatProvider, target('openrouter'), [sse]);
     fc.assert(fc.property(fc.uniqueArray(fc.integer({ min: 1, max: sse.length - 1 }), { maxLength: 20 }), (points) => {
       const cuts = [0, ...[...points].sort((a, b) => a - b), sse.length];
-      expect(readStream(target('openrouter'), cuts.slice(1).map((end, i) => sse.subarray(cuts[i], end)))).toStrictEqual(whole);
+      expect(readProviderStream(openaiChatProvider, target('openrouter'), cuts.slice(1).map((end, i) => sse.subarray(cuts[i], end)))).toStrictEqual(whole);
     }), { numRuns: 40 });
   });
 });
