@@ -1,16 +1,15 @@
 // Proxy-key authentication: finds the key where each client puts it, looks its hash up in an
 // in-memory index (kept in sync with keys.json by a file watcher and /admin/reload), and checks
 // revocation, expiry and the key's model allow-list. No disk I/O per request.
-import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { basename } from 'node:path';
 import { withoutProviderPrefix, type KeyPlacement } from '../providers/registry.js';
 import { GatewayError, type Protocol } from './errors.js';
 import { isKeyParamName } from './http-util.js';
 import { keyRefusal } from './key-refusals.js';
 import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from './store/keys.js';
 import { FILES } from './store/paths.js';
+import { watchStateFile, type FileWatch } from './store/watch-file.js';
 import { join } from 'node:path';
 
 export type { KeyPlacement };
@@ -56,8 +55,7 @@ export function extractKey(req: IncomingMessage, query: URLSearchParams | null, 
 
 export class KeyIndex {
   private byHash = new Map<string, KeyRecord>();
-  private watcher: FSWatcher | undefined;
-  private reloadTimer: NodeJS.Timeout | undefined;
+  private watcher: FileWatch | undefined;
   private reloading: Promise<void> = Promise.resolve();
   readonly path: string;
 
@@ -93,18 +91,10 @@ export class KeyIndex {
 
   /** Watches the state directory so a `keys revoke` made while we run applies at once. */
   watch(): void {
-    try {
-      this.watcher = watch(this.dir, { persistent: false }, (_ev, file) => {
-        if (file && basename(file.toString()) !== FILES.keys) return;
-        clearTimeout(this.reloadTimer);
-        this.reloadTimer = setTimeout(() => { void this.reload(); }, 10);
-      });
-      this.watcher.on('error', () => { /* directory removed: /admin/reload still works */ });
-    } catch { /* platforms without fs.watch: rely on /admin/reload */ }
+    this.watcher = watchStateFile(this.dir, FILES.keys, () => { void this.reload(); }, 10);
   }
 
   close(): void {
-    clearTimeout(this.reloadTimer);
     this.watcher?.close();
   }
 

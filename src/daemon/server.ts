@@ -7,9 +7,8 @@ import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { allProviders, findProvider, setConfiguredProviders, type ProviderDescriptor } from '../providers/registry.js';
-import { watch } from 'node:fs';
-import { basename } from 'node:path';
 import { FILES } from './store/paths.js';
+import { watchStateFile } from './store/watch-file.js';
 import { CHAT_DOOR, handleCountTokens, handleDoor, MESSAGES_DOOR } from './pipeline.js';
 import { handleAdmin, type AdminHooks } from './admin.js';
 import { KeyIndex } from './auth.js';
@@ -122,7 +121,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     ctx.responses.setSettings(parseResponsesSettings(settings.responses).settings);
   };
   // config.json edited by hand (or by a CLI whose /admin/reload did not arrive) is picked up too.
-  const configWatch = opts.loadSettings ? watchConfig(opts.stateDir, () => { void reload().catch((e: unknown) => log(`reload after a config.json change failed: ${(e as Error).message}`)); }) : undefined;
+  const configWatch = opts.loadSettings
+    ? watchStateFile(opts.stateDir, FILES.config, () => { void reload().catch((e: unknown) => log(`reload after a config.json change failed: ${(e as Error).message}`)); }, 50)
+    : undefined;
   const hooks: AdminHooks = { adminToken, version: VERSION, reload, onShutdown: () => opts.onShutdown?.(), url: () => url, sessionLeaseMs: opts.sessionLeaseMs ?? SESSION_LEASE_MS };
 
   // `seen.facts`: what the handlers learned before a tracker took over, to report a refusal.
@@ -244,16 +245,3 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   };
 }
 
-/** Calls `onChange` (debounced) when config.json in `dir` changes; a platform without fs.watch relies on /admin/reload. */
-function watchConfig(dir: string, onChange: () => void): { close(): void } | undefined {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const w = watch(dir, { persistent: false }, (_ev, file) => {
-      if (file && basename(file.toString()) !== FILES.config) return;
-      clearTimeout(timer);
-      timer = setTimeout(onChange, 50);
-    });
-    w.on('error', () => { /* directory removed: /admin/reload still works */ });
-    return { close: () => { clearTimeout(timer); w.close(); } };
-  } catch { return undefined; }
-}
