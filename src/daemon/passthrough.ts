@@ -11,11 +11,11 @@ import { provider as descriptor, upstreamPath, type ProviderDescriptor } from '.
 import type { ProtocolId } from '../providers/ir/protocol.js';
 import type { DaemonContext } from './context.js';
 import { GatewayError } from './errors.js';
-import { declaredLength, forwardRequestHeaders, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
+import { declaredLength, forwardResponseHeaders, limitedBody, readBody, upstreamQuery, writeNow } from './http-util.js';
 import type { BodyCapture } from './body-log.js';
 import { createNativeUsageTap, type UsageTap } from './native-usage.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
-import { addProtocolHeaders, ClientBoundCall, setProviderAuth, type Upstreams } from './upstream.js';
+import { ClientBoundCall, providerHeaders, type Upstreams } from './upstream.js';
 
 
 /** The model a native request names: in the path (Gemini's protocol) or in the JSON body. */
@@ -55,11 +55,7 @@ export async function handleNative(
   }
   const providerKey = ctx.providerKeys.cached(provider) ?? await ctx.providerKeys.require(provider);
 
-  const headers = forwardRequestHeaders(req.headers);
-  setProviderAuth(provider, headers, providerKey);
-  addProtocolHeaders(provider, headers);
-  // Loopback needs no compression, and an identity body lets us read usage for accounting.
-  headers['accept-encoding'] = 'identity';
+  const headers = providerHeaders(provider, req.headers, providerKey);
   // A `key` parameter is a client credential on every prefix: never forwarded.
   const q = upstreamQuery(rawQuery);
   // The path under the prefix, mapped onto the provider's base URL (its path written once).

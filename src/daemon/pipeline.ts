@@ -24,13 +24,13 @@ import type { BodyCapture } from './body-log.js';
 import type { DaemonContext } from './context.js';
 import type { RequestMode } from './events.js';
 import { GatewayError } from './errors.js';
-import { forwardRequestHeaders, readBody, upstreamQuery } from './http-util.js';
+import { readBody, upstreamQuery } from './http-util.js';
 import { createIrRelay, irUsageToTokens } from './ir-relay.js';
 import { relayAsIs, type RelayOptions } from './passthrough.js';
 import { RequestTracker, type RequestFacts } from './tracker.js';
 import { callUpstream, type CallOutcome, type OpenStream } from './upstream-call.js';
 import { createRelaySink } from './stream-relay.js';
-import { addProtocolHeaders, gatewayCallHeaders, setProviderAuth } from './upstream.js';
+import { gatewayCallHeaders, providerHeaders } from './upstream.js';
 
 /** A door at the root: the protocol its clients speak, where they put the key, how ids look. */
 export interface Door {
@@ -282,12 +282,9 @@ export async function fastPath(
   const inBody = PROTOCOL_FACTS[door.protocol].modelIn === 'body';
   const cleaned = door.withoutForeignState?.(raw);
   const out = cleaned ? Buffer.from(JSON.stringify(inBody ? { ...cleaned, model } : cleaned), 'utf8') : inBody ? withModel(raw, body, model) : raw;
-  const headers = forwardRequestHeaders(req.headers);
+  const headers = providerHeaders(p.id, req.headers, providerKey);
   headers['content-length'] = String(out.length);
   delete headers['transfer-encoding'];
-  setProviderAuth(p.id, headers, providerKey);
-  addProtocolHeaders(p.id, headers);
-  headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
   const path = upstreamPath(p, `${providerPath}${q ? `?${q}` : ''}`);
   await relayAsIs(ctx, p.id, res, tracker, { stream, model, capture, protocol: door.protocol, onAnswered }, { method: 'POST', path, headers, body: out });

@@ -1,13 +1,14 @@
 // The upstream HTTP client: one pooled undici dispatcher per provider, to the origin its descriptor
 // names (a provider whose base URL changes gets a new pool), with the daemon's timeouts, and the
 // mapping of transport failures to gateway errors (502 unreachable, 504 timeout).
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { BUILTIN_PROVIDERS, findProvider, provider as descriptor } from '../providers/registry.js';
 import { GatewayError } from './errors.js';
+import { forwardRequestHeaders } from './http-util.js';
 
 
 export interface UpstreamTimeouts {
@@ -95,18 +96,31 @@ export class Upstreams {
  * Sets the provider's own credential on headers going upstream, the way its descriptor says; a
  * provider that takes no key gets none (the client's were already dropped by forwardRequestHeaders).
  */
-export function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
+function setProviderAuth(provider: ProviderId, headers: Record<string, string | string[]>, key: string): void {
   const { auth } = descriptor(provider);
   if (!auth) return;
   headers[auth.header] = auth.scheme ? `${auth.scheme} ${key}` : key;
 }
 
 /** The protocol's default headers (Anthropic's version) and the provider's configured ones, where the client sent none. */
-export function addProtocolHeaders(provider: ProviderId, headers: Record<string, string | string[]>): void {
+function addProtocolHeaders(provider: ProviderId, headers: Record<string, string | string[]>): void {
   const d = descriptor(provider);
   const defaults = PROTOCOL_FACTS[d.protocol].defaultHeaders;
   for (const name in defaults) if (headers[name] === undefined) headers[name] = defaults[name]!;
   for (const name in d.headers) if (headers[name] === undefined) headers[name] = d.headers[name]!;
+}
+
+/**
+ * A client's request headers as its provider gets them (the fast paths, native pass-through):
+ * hop-by-hop headers and every client credential gone, the provider's own key and protocol headers
+ * set, and no compression asked for (loopback needs none, and an identity body lets usage be read).
+ */
+export function providerHeaders(provider: ProviderId, clientHeaders: IncomingHttpHeaders, key: string): Record<string, string | string[]> {
+  const headers = forwardRequestHeaders(clientHeaders);
+  setProviderAuth(provider, headers, key);
+  addProtocolHeaders(provider, headers);
+  headers['accept-encoding'] = 'identity';
+  return headers;
 }
 
 /**

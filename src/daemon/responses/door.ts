@@ -6,12 +6,12 @@
 // chains work as at OpenAI: the stored conversation is put in front of the new input, and the
 // provider sees the same conversation a client resending its items would send.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { provider as descriptor, upstreamProtocol } from '../../providers/registry.js';
+import { provider as descriptor, upstreamPath, upstreamProtocol } from '../../providers/registry.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../errors.js';
-import { forwardRequestHeaders, readBody, upstreamQuery } from '../http-util.js';
+import { readBody, upstreamQuery } from '../http-util.js';
 import { relayAsIs } from '../passthrough.js';
-import { addProtocolHeaders, setProviderAuth } from '../upstream.js';
+import { providerHeaders } from '../upstream.js';
 import { extractKey } from '../auth.js';
 import { admit, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from '../pipeline.js';
 import { RequestTracker, type RequestFacts } from '../tracker.js';
@@ -134,14 +134,11 @@ async function fromHolder(ctx: DaemonContext, req: IncomingMessage, res: ServerR
     keyId: record.id, keyName: record.name, mode: RESPONSES_DOOR.mode, provider: p.id, model: null,
     method: req.method ?? 'GET', path, stream, requestBytes: 0, headers: req.headers,
   });
-  const headers = forwardRequestHeaders(req.headers);
+  const headers = providerHeaders(p.id, req.headers, providerKey);
   delete headers['content-length'];
   delete headers['transfer-encoding'];
-  setProviderAuth(p.id, headers, providerKey);
-  addProtocolHeaders(p.id, headers);
-  headers['accept-encoding'] = 'identity';
   const q = upstreamQuery(query);
-  await relayAsIs(ctx, p.id, res, tracker, { stream, model: null, capture: undefined, protocol: RESPONSES_DOOR.protocol }, { method: req.method as 'GET' | 'DELETE', path: `${p.basePath}${path}${q ? `?${q}` : ''}`, headers });
+  await relayAsIs(ctx, p.id, res, tracker, { stream, model: null, capture: undefined, protocol: RESPONSES_DOOR.protocol }, { method: req.method as 'GET' | 'DELETE', path: upstreamPath(p, `${path}${q ? `?${q}` : ''}`), headers });
 }
 
 /** OpenAI's list page: `order` (default desc), `after` (an item id), `limit` (1–100, default 20). */
