@@ -42,8 +42,8 @@ interface Case { name: string; streams: Buffer[][]; relay: () => Relay }
 /** The relay of each provider, built the way /v1/chat/completions builds it (no include_usage): through the hub for Anthropic and Gemini. */
 async function casesOf(dir: string): Promise<Case[]> {
   const mod = (p: string) => import(pathToFileURL(join(dir, p)).href);
-  const unified = await mod('daemon/stream-relay.js');
-  const { createIrRelay } = await mod('daemon/ir-relay.js');
+  const unified = await mod('daemon/relay/stream-relay.js');
+  const { createIrRelay } = await mod('daemon/relay/ir-relay.js');
   const { createOpenAIStreamFilter } = await mod('providers/openai/stream.js');
   const { openaiChatClient } = await mod('providers/protocols/openai-chat/client/index.js');
   const { anthropicProvider } = await mod('providers/protocols/anthropic/provider/index.js');

@@ -121,7 +121,7 @@ async function checkAddedProviders(dir: string, env: NodeJS.ProcessEnv): Promise
   const added = allProviders().filter((p) => p.source === 'configured');
   if (added.length === 0) return [];
   const [{ createSecretSource }, { probeProvider }, { Upstreams }] = await Promise.all([
-    import('../daemon/store/secret-source.js'), import('../daemon/provider-probe.js'), import('../daemon/upstream.js'),
+    import('../daemon/store/secret-source.js'), import('../daemon/admin/provider-probe.js'), import('../daemon/relay/upstream.js'),
   ]);
   const source = createSecretSource({ dir, env });
   const upstreams = new Upstreams({}, { connectMs: 5_000, headersMs: 10_000, idleMs: 10_000 });

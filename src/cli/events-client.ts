@@ -4,8 +4,8 @@
 // its connection state so the UI can say plainly when no daemon runs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GatewayEvent } from '../daemon/events.js';
-import { SseParser } from '../daemon/sse.js';
+import type { GatewayEvent } from '../daemon/observe/events.js';
+import { SseParser } from '../daemon/http/sse.js';
 import { FILES } from '../daemon/store/paths.js';
 import { clientUrl, findDaemon, type DaemonInfo } from './daemon-client.js';
 

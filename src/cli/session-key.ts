@@ -1,5 +1,5 @@
 // The key `gateway chat` and `gateway run` hand to their client: a short-lived one from the running
-// daemon, over the admin channel `status` and `stop` use (see src/daemon/session-keys.ts). Nothing
+// daemon, over the admin channel `status` and `stop` use (see src/daemon/access/session-keys.ts). Nothing
 // is stored on this side, so they work the same with a keychain or without one. We renew its lease
 // while we run and end it when we are done; if we are killed, it expires by itself.
 import { KeyStore } from '../daemon/store/keys.js';

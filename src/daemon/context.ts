@@ -1,18 +1,18 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
 import type { ProviderDescriptor } from '../providers/registry.js';
-import type { KeyIndex } from './auth.js';
-import type { BodyLog } from './body-log.js';
-import type { EventBus } from './events.js';
-import type { ProviderKeys } from './provider-keys.js';
-import type { ResponseStore } from './responses/store.js';
-import type { Stats } from './tracker.js';
-import type { Upstreams } from './upstream.js';
+import type { KeyIndex } from './access/auth.js';
+import type { BodyLog } from './observe/body-log.js';
+import type { EventBus } from './observe/events.js';
+import type { ProviderKeys } from './access/provider-keys.js';
+import type { ResponseStore } from './store/responses.js';
+import type { Stats } from './observe/tracker.js';
+import type { Upstreams } from './relay/upstream.js';
 
 export interface DaemonSettings {
   bodyLimitBytes: number;
   /** alias → `provider/model` (from config.json). */
   aliases: Record<string, string>;
-  /** The `responses` section of config.json (retention, size cap), read by responses/store.ts. */
+  /** The `responses` section of config.json (retention, size cap), read by store/responses.ts. */
   responses?: unknown;
   /** The providers the user added (config.json): put into the registry at start and on every reload. */
   providers?: readonly ProviderDescriptor[];

@@ -8,11 +8,11 @@ import { readConfig, type GatewayConfig } from './store/config.js';
 import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
-import { originsFromEnv } from './upstream.js';
-import type { GatewayEvent, RequestStarted } from './events.js';
-import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './usage/index.js';
+import { originsFromEnv } from './relay/upstream.js';
+import type { GatewayEvent, RequestStarted } from './observe/events.js';
+import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './observe/usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
-import { batchedLog } from './log-writer.js';
+import { batchedLog } from './observe/log-writer.js';
 
 export interface RunDaemonOptions {
   host: string;

@@ -6,7 +6,7 @@ import { ANTHROPIC_VERSION } from './protocols/anthropic/constants.js';
 /** Where a client may put its proxy key on a native prefix (Bearer always, plus each SDK's default spot). */
 export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
 
-/** The error body shapes the gateway speaks (see src/daemon/errors.ts). */
+/** The error body shapes the gateway speaks (see src/daemon/http/errors.ts). */
 export type ErrorShape = 'openai' | 'anthropic' | 'gemini';
 
 export interface ProtocolFacts {

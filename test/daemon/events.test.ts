@@ -1,8 +1,8 @@
 // Request-lifecycle events: what the monitor, dashboard and usage accounting are built on.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
-import { SseParser } from '../../src/daemon/sse.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;

@@ -1,6 +1,6 @@
 // Reading usage out of native answers without parsing them whole.
 import { describe, expect, it } from 'vitest';
-import { createNativeUsageTap, objectAfterLastKey } from '../../src/daemon/native-usage.js';
+import { createNativeUsageTap, objectAfterLastKey } from '../../src/daemon/relay/native-usage.js';
 
 describe('objectAfterLastKey', () => {
   it('finds the last top-level usage object, ignoring look-alikes inside strings', () => {

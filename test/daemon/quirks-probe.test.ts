@@ -2,8 +2,8 @@
 // quirk profile it must be built with the profile, or a strict server refuses the probe itself
 // (Mistral answers 422 to max_completion_tokens) and the verdict lies.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { probeProvider } from '../../src/daemon/provider-probe.js';
-import { Upstreams } from '../../src/daemon/upstream.js';
+import { probeProvider } from '../../src/daemon/admin/provider-probe.js';
+import { Upstreams } from '../../src/daemon/relay/upstream.js';
 import { configuredProviders } from '../../src/providers/configured.js';
 import { setConfiguredProviders } from '../../src/providers/registry.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';

@@ -4,8 +4,8 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readBody } from '../../src/daemon/http-util.js';
-import { GatewayError } from '../../src/daemon/errors.js';
+import { readBody } from '../../src/daemon/http/http-util.js';
+import { GatewayError } from '../../src/daemon/http/errors.js';
 
 let server: Server | undefined;
 afterEach(async () => { await new Promise<void>((r) => (server ? server.close(() => r()) : r())); server = undefined; });

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const sse = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;

@@ -9,7 +9,7 @@ import { startDaemon, type RunningDaemon } from '../../src/daemon/server.js';
 import { KEYCHAIN_BACKENDS, KeychainError, type Keychain } from '../../src/daemon/store/keychain.js';
 import { KeyStore } from '../../src/daemon/store/keys.js';
 import { createSecretSource } from '../../src/daemon/store/secret-source.js';
-import { openUsageHistory, recordUsage, storeBodies, type UsageRecorder } from '../../src/daemon/usage/index.js';
+import { openUsageHistory, recordUsage, storeBodies, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import type { ProviderDescriptor } from '../../src/providers/registry.js';
 

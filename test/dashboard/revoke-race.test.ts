@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { KeyIndex } from '../../src/daemon/auth.js';
+import { KeyIndex } from '../../src/daemon/access/auth.js';
 import { KeyStore } from '../../src/daemon/store/keys.js';
 
 it('once the reload after a revocation resolves, the key is refused', async () => {

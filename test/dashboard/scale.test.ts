@@ -2,7 +2,7 @@
 // 6 models (525,600 hourly rows); every page and summary answers correctly from the rollups.
 // (How fast is measured by `npm run bench`; here the times are only printed.)
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { HOUR_MS, floorHour } from '../../src/daemon/usage/store.js';
+import { HOUR_MS, floorHour } from '../../src/daemon/observe/usage/store.js';
 import { startDashboardGateway, type DashboardGateway } from './harness.js';
 
 let gw: DashboardGateway;

@@ -6,7 +6,7 @@
 // mode, both forms of a model id with a slash, bare names and aliases.
 import { GoogleGenAI, type Content, type FunctionDeclaration } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript, FINAL_TEXT, openaiScript } from '../helpers/scripted-providers.js';
 

@@ -4,7 +4,7 @@
 // the answer comes back as Anthropic sent it.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript, FINAL_TEXT } from '../helpers/scripted-providers.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 
 let gw: TestGateway;
 let client: OpenAI;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript } from '../helpers/scripted-providers.js';
-import { ResponseStore, RESPONSES_DB_FILE } from '../../src/daemon/responses/store.js';
+import { ResponseStore, RESPONSES_DB_FILE } from '../../src/daemon/store/responses.js';
 
 const DAY = 86_400_000;
 let now = Date.UTC(2026, 10, 25);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscribeEvents } from '../../src/cli/events-client.js';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { GATEWAY_BIN, makeTempHome, runCli } from '../helpers/cli.js';
 import { startRealGateway, type RealGateway } from '../ui/real-gateway.js';
 import { slowOpenAI, words } from '../ui/slow-streams.js';

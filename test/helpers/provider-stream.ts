@@ -1,6 +1,6 @@
 // A provider's stream bytes read into IR events the way the pipeline reads them: one SseParser,
 // one stream reader, both ended after the last piece.
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import type { ProviderProtocol, Target } from '../../src/providers/ir/protocol.js';
 import type { StreamEvent } from '../../src/providers/ir/types.js';
 

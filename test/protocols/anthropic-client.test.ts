@@ -7,7 +7,7 @@ import { anthropicClient } from '../../src/providers/protocols/anthropic/client/
 import type { RenderContext, Target } from '../../src/providers/ir/protocol.js';
 import type { StreamEvent } from '../../src/providers/ir/types.js';
 import { TranslationError } from '../../src/providers/types.js';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 
 const target: Target = { provider: 'gemini', displayName: 'Gemini', model: 'gemini-3.5-flash' };
 const rctx: RenderContext = { model: 'gemini/gemini-3.5-flash', modelPrefix: 'gemini/', created: 1767225600, fallbackId: 'msg_fixture', includeUsage: false };

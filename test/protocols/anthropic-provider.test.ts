@@ -6,7 +6,7 @@ import type { Target } from '../../src/providers/ir/protocol.js';
 import type { Message, Request, StreamEvent } from '../../src/providers/ir/types.js';
 import { anthropicProvider } from '../../src/providers/protocols/anthropic/provider/index.js';
 import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { TranslationError, type SseEvent } from '../../src/providers/types.js';
 import { fixtureNames, readFixtureBytes } from '../providers/anthropic-fixture-helpers.js';
 

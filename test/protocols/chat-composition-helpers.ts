@@ -1,7 +1,7 @@
 // Runs a Chat Completions request and a provider's recorded answers through the hub the way the
 // pipeline does: Chat door parse → provider build; provider bytes → SseParser → provider stream
 // reader → Chat stream renderer (the text a client gets); JSON answer → reader → Chat renderer.
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import type { RenderContext, StreamReader, StreamRenderer } from '../../src/providers/ir/protocol.js';
 
 /** Feeds the byte pieces through one parser, reader and renderer; stops reading once the reader is complete. */

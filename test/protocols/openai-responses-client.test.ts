@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import type { RenderContext, Target } from '../../src/providers/ir/protocol.js';
 import type { AssistantPart, StreamEvent } from '../../src/providers/ir/types.js';
 import { openaiResponsesClient as client } from '../../src/providers/protocols/openai-responses/client/index.js';

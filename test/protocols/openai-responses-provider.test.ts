@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import type { Target } from '../../src/providers/ir/protocol.js';
 import type { Message, Request, StreamEvent } from '../../src/providers/ir/types.js';
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';

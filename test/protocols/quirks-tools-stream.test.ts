@@ -2,8 +2,8 @@
 // answer is streamed to the client (answer-events.ts → the door's renderer): here, that the
 // switch decides it, and that the answer becomes a proper stream in Chat and Messages frames.
 import { describe, expect, it } from 'vitest';
-import { streamsFromWholeAnswer } from '../../src/daemon/answer-stream.js';
-import { SseParser } from '../../src/daemon/sse.js';
+import { streamsFromWholeAnswer } from '../../src/daemon/doors/answer-stream.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { answerAsStreamEvents } from '../../src/providers/ir/answer-events.js';
 import type { Response } from '../../src/providers/ir/types.js';
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';

@@ -2,7 +2,7 @@
 // translators the way the daemon does: raw SSE bytes → SseParser → stream translator.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { createAnthropicStreamTranslator } from './via-hub.js';
 import type { ChatCompletionRequest } from '../../src/providers/types.js';
 import type { StreamOutput, TranslateContext } from './via-hub.js';

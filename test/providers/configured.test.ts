@@ -6,7 +6,7 @@ import { configuredProviders, keyEnvFor, parseHeaderPairs, toDescriptor, validat
 import { findPreset, PRESETS, presetBaseUrl } from '../../src/providers/presets.js';
 import { findProvider, joinBasePath, providerForFamily, setConfiguredProviders, splitProviderPrefix, upstreamPath } from '../../src/providers/registry.js';
 import { resolveModel } from '../../src/providers/models.js';
-import { buildPriceTable, requestCost } from '../../src/daemon/usage/prices.js';
+import { buildPriceTable, requestCost } from '../../src/daemon/observe/usage/prices.js';
 
 afterEach(() => setConfiguredProviders([]));
 

@@ -2,7 +2,7 @@
 // the way the daemon will: raw bytes → SseParser → StreamTranslator → the `data:` payloads a client sees.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { gemini } from './via-hub.js';
 import type { ChatCompletionRequest } from '../../src/providers/types.js';
 import type { StreamOutput, TranslateContext } from './via-hub.js';

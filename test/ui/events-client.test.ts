@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonInfo } from '../../src/cli/daemon-client.js';
 import { subscribeEvents, type ConnectionStatus } from '../../src/cli/events-client.js';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { startDaemon, type RunningDaemon } from '../../src/daemon/server.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

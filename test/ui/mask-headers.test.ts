@@ -1,7 +1,7 @@
 // What the daemon lets the monitor see of a request's headers: credentials reduced to their scheme
 // and last four characters, long values cut, a bounded number of headers.
 import { describe, expect, it } from 'vitest';
-import { maskHeaders } from '../../src/daemon/events.js';
+import { maskHeaders } from '../../src/daemon/observe/events.js';
 
 describe('maskHeaders', () => {
   it('masks every header that may carry a credential, keeping the scheme and the last four characters', () => {

@@ -3,7 +3,7 @@
 import chalk from 'chalk';
 import { render } from 'ink-testing-library';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import type { ConnectionStatus } from '../../src/cli/events-client.js';
 import { MonitorApp, type EventSource } from '../../src/cli/ui/monitor/app.js';
 import { themeFor } from '../../src/cli/ui/common/theme.js';

@@ -1,5 +1,5 @@
 // Scripted daemon events for the monitor's tests: one request's life, with fixed times.
-import type { GatewayEvent, RequestStarted } from '../../src/daemon/events.js';
+import type { GatewayEvent, RequestStarted } from '../../src/daemon/observe/events.js';
 
 export const T0 = Date.parse('2026-11-22T10:00:00.000Z');
 

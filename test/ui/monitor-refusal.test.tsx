@@ -3,7 +3,7 @@
 // The events come from a real daemon refusing real requests; the frames from the real monitor app.
 import { render } from 'ink-testing-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { MonitorApp, type EventSource } from '../../src/cli/ui/monitor/app.js';
 import { createRecordJoiner } from '../../src/cli/ui/monitor/json.js';
 import { themeFor } from '../../src/cli/ui/common/theme.js';

@@ -1,6 +1,6 @@
 // The monitor's reducer, filter language and columns, driven by scripted daemon events.
 import { describe, expect, it } from 'vitest';
-import type { GatewayEvent } from '../../src/daemon/events.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { createRecordJoiner } from '../../src/cli/ui/monitor/json.js';
 import { layoutFor, headerLine, rowLine, tokensPerSecond } from '../../src/cli/ui/monitor/columns.js';
 import { detailLines } from '../../src/cli/ui/monitor/details.js';

@@ -3,7 +3,7 @@
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { SseParser } from '../../src/daemon/sse.js';
+import { SseParser } from '../../src/daemon/http/sse.js';
 import { startTestGateway } from '../helpers/gateway.js';
 
 it('holds an Anthropic stream back while the client does not read, and loses no chunk', async () => {

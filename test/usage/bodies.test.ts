@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactCredentials, REDACTED } from '../../src/daemon/body-log.js';
+import { redactCredentials, REDACTED } from '../../src/daemon/observe/body-log.js';
 import type { DaemonContext } from '../../src/daemon/context.js';
-import type { GatewayEvent } from '../../src/daemon/events.js';
-import { storeBodies, type UsageHistory, type UsageRecorder } from '../../src/daemon/usage/index.js';
-import { parseUsageSettings, USAGE_DEFAULTS } from '../../src/daemon/usage/settings.js';
+import type { GatewayEvent } from '../../src/daemon/observe/events.js';
+import { storeBodies, type UsageHistory, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
+import { parseUsageSettings, USAGE_DEFAULTS } from '../../src/daemon/observe/usage/settings.js';
 import { startDashboardGateway, type DashboardGateway } from '../dashboard/harness.js';
 import type { MockHandler } from '../helpers/mock-provider.js';
 import { startGatewayProcess } from './gateway-process.js';

@@ -3,7 +3,7 @@
 // SQLite's integrity check, the rollups must match the raw rows, and the daemon must start again.
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { UsageStore } from '../../src/daemon/usage/store.js';
+import { UsageStore } from '../../src/daemon/observe/usage/store.js';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
 
 let gw: GatewayProcess;

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventBus } from '../../src/daemon/events.js';
-import { buildPriceTable, readShippedPrices } from '../../src/daemon/usage/prices.js';
-import { UsageRecorder } from '../../src/daemon/usage/recorder.js';
-import { UsageStore } from '../../src/daemon/usage/store.js';
+import { EventBus } from '../../src/daemon/observe/events.js';
+import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
+import { UsageRecorder } from '../../src/daemon/observe/usage/recorder.js';
+import { UsageStore } from '../../src/daemon/observe/usage/store.js';
 
 const prices = buildPriceTable(readShippedPrices()).table;
 let dir: string;

@@ -4,9 +4,9 @@
 // checked as config.json is, their real base URLs kept and their traffic sent to a loopback mock.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPriceTable, costOf, findPrice, inPeak, readShippedPrices, type ModelPrice } from '../../src/daemon/usage/prices.js';
-import { openUsageHistory, recordUsage, summarize, type UsageRecorder } from '../../src/daemon/usage/index.js';
-import { recentRequests } from '../../src/daemon/usage/queries.js';
+import { buildPriceTable, costOf, findPrice, inPeak, readShippedPrices, type ModelPrice } from '../../src/daemon/observe/usage/prices.js';
+import { openUsageHistory, recordUsage, summarize, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
+import { recentRequests } from '../../src/daemon/observe/usage/queries.js';
 import { configuredProviders, type StoredProvider } from '../../src/providers/configured.js';
 import { findPreset, PRESETS } from '../../src/providers/presets.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';

@@ -1,9 +1,9 @@
 // Cost: the price table's lookups and arithmetic, then every provider end to end — a real daemon,
 // mock providers reporting cached and reasoning tokens, and the row the recorder writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPriceTable, costOf, findPrice, readShippedPrices, requestCost } from '../../src/daemon/usage/prices.js';
-import { openUsageHistory, recordUsage, type UsageRecorder } from '../../src/daemon/usage/index.js';
-import { recentRequests } from '../../src/daemon/usage/queries.js';
+import { buildPriceTable, costOf, findPrice, readShippedPrices, requestCost } from '../../src/daemon/observe/usage/prices.js';
+import { openUsageHistory, recordUsage, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
+import { recentRequests } from '../../src/daemon/observe/usage/queries.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const shipped = readShippedPrices() as { date: string; models: Record<string, unknown> };

@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventBus, type GatewayEvent } from '../../src/daemon/events.js';
-import { buildPriceTable, readShippedPrices } from '../../src/daemon/usage/prices.js';
-import { filterOptions, latencyByProvider, localDay, recentRequests, usageGroups, usageSeries, usageTotals } from '../../src/daemon/usage/queries.js';
-import { UsageRecorder } from '../../src/daemon/usage/recorder.js';
-import { migrate, MIGRATIONS, SCHEMA_VERSION, schemaVersion, type Migration } from '../../src/daemon/usage/schema.js';
-import { loadSqlite } from '../../src/daemon/usage/sqlite.js';
-import { HOUR_MS, UsageStore, type UsageRow } from '../../src/daemon/usage/store.js';
+import { EventBus, type GatewayEvent } from '../../src/daemon/observe/events.js';
+import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
+import { filterOptions, latencyByProvider, localDay, recentRequests, usageGroups, usageSeries, usageTotals } from '../../src/daemon/observe/usage/queries.js';
+import { UsageRecorder } from '../../src/daemon/observe/usage/recorder.js';
+import { migrate, MIGRATIONS, SCHEMA_VERSION, schemaVersion, type Migration } from '../../src/daemon/observe/usage/schema.js';
+import { loadSqlite } from '../../src/daemon/observe/usage/sqlite.js';
+import { HOUR_MS, UsageStore, type UsageRow } from '../../src/daemon/observe/usage/store.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'gateway-usage-')); });

@@ -8,7 +8,7 @@ import { gatewayCmd } from '../invocation.js';
 export async function testProvider(name: string, opts: { model?: string; json?: boolean }): Promise<void> {
   const d = descriptor(name);
   const [{ createSecretSource }, { probeProvider }, { Upstreams, originsFromEnv }] = await Promise.all([
-    import('../../daemon/store/secret-source.js'), import('../../daemon/provider-probe.js'), import('../../daemon/upstream.js'),
+    import('../../daemon/store/secret-source.js'), import('../../daemon/admin/provider-probe.js'), import('../../daemon/relay/upstream.js'),
   ]);
   let key = '';
   if (d.auth) {

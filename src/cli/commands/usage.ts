@@ -5,9 +5,9 @@ import { Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CliError, cliStateDir, note, out, printJson } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
-import type { UsageSummary } from '../../daemon/usage/index.js';
-import type { UsageTotals } from '../../daemon/usage/queries.js';
-import { parseSince } from '../../daemon/usage/settings.js';
+import type { UsageSummary } from '../../daemon/observe/usage/index.js';
+import type { UsageTotals } from '../../daemon/observe/usage/queries.js';
+import { parseSince } from '../../daemon/observe/usage/settings.js';
 
 type By = 'model' | 'key' | 'provider' | 'day';
 interface UsageOpts { since: string; by: By; json?: boolean }
@@ -33,7 +33,7 @@ async function fromDaemon(dir: string, opts: UsageOpts): Promise<UsageSummary | 
 }
 
 async function fromFile(dir: string, opts: UsageOpts, since: number): Promise<UsageSummary> {
-  const { summarize, usageConfig, usageDbPath, UsageStore } = await import('../../daemon/usage/index.js');
+  const { summarize, usageConfig, usageDbPath, UsageStore } = await import('../../daemon/observe/usage/index.js');
   const { readConfig } = await import('../../daemon/store/config.js');
   const { prices } = usageConfig(readConfig(dir).usage);
   const path = usageDbPath(dir);

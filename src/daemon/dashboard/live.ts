@@ -2,7 +2,7 @@
 // finished row (with its cost) as it happens. Events are queued and written on a short timer, so
 // a slow browser tab only grows its own bounded queue and never slows a request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { UsageRecorder } from '../usage/recorder.js';
+import type { UsageRecorder } from '../observe/usage/recorder.js';
 
 const MAX_QUEUE = 5_000;
 

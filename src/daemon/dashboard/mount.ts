@@ -4,10 +4,10 @@
 // Host and Origin checks first; /admin/* then needs the admin token, or the session cookie plus,
 // for writes, the CSRF token; pages need the session cookie.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isAdminRequest } from '../admin.js';
+import { isAdminRequest } from '../admin/admin.js';
 import type { Mount, RunningDaemon } from '../server.js';
 import type { GatewaySecretSource } from '../store/secret-source.js';
-import type { UsageRecorder } from '../usage/recorder.js';
+import type { UsageRecorder } from '../observe/usage/recorder.js';
 import { dashboardAssets } from './assets.js';
 import { ApiError, readJsonBody, sendApiError, sendAsset, sendHtml, sendJson, sendText } from './http.js';
 import { createKey, listKeys, revokeKey, type KeyDeps } from './keys-api.js';

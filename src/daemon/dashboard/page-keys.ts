@@ -3,7 +3,7 @@
 import { Html, html } from './html.js';
 import { fmtAgo, fmtCompact, fmtDateTime, fmtUsd } from './format.js';
 import type { KeyView } from './keys-api.js';
-import type { UsageGroup } from '../usage/queries.js';
+import type { UsageGroup } from '../observe/usage/queries.js';
 
 const STATUS_LABEL = { active: 'Active', expired: 'Expired', revoked: 'Revoked' } as const;
 

@@ -1,8 +1,8 @@
 // Live page: requests as they happen, like `gateway monitor`. The page carries the latest recorded
 // requests as a JSON data block; the script renders them and then follows /admin/usage/live.
 import { Html, html, raw } from './html.js';
-import type { StoredRequest } from '../usage/queries.js';
-import type { LiveRequest } from '../usage/recorder.js';
+import type { StoredRequest } from '../observe/usage/queries.js';
+import type { LiveRequest } from '../observe/usage/recorder.js';
 
 /** JSON inside <script type="application/json">: `<` escaped so no text can close the element. */
 export function jsonBlock(id: string, value: unknown): Html {

@@ -4,7 +4,7 @@
 import { Html, html } from './html.js';
 import { legend, meter, timeChart } from './charts.js';
 import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, providerName } from './format.js';
-import type { FilterOptions, ProviderLatency, SeriesPoint, StoredRequest, UsageGroup, UsageTotals } from '../usage/queries.js';
+import type { FilterOptions, ProviderLatency, SeriesPoint, StoredRequest, UsageGroup, UsageTotals } from '../observe/usage/queries.js';
 
 export const RANGES = ['24h', '7d', '30d', '90d', '1y'] as const;
 export type RangeId = (typeof RANGES)[number];

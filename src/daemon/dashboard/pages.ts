@@ -1,10 +1,10 @@
 // Gathers each page's data and renders it in the shared frame.
 import type { RunningDaemon } from '../server.js';
 import { VERSION } from '../../version.js';
-import { filterOptions, groupCombos, latencyByProvider, recentRequests, usageCombos, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../usage/queries.js';
-import type { UsageRecorder } from '../usage/recorder.js';
-import { parseSince } from '../usage/settings.js';
-import { bareModel } from '../usage/prices.js';
+import { filterOptions, groupCombos, latencyByProvider, recentRequests, usageCombos, usageGroups, usageSeries, usageTotals, type UsageGroup } from '../observe/usage/queries.js';
+import type { UsageRecorder } from '../observe/usage/recorder.js';
+import { parseSince } from '../observe/usage/settings.js';
+import { bareModel } from '../observe/usage/prices.js';
 import { html } from './html.js';
 import { page, type Chrome, type PageId } from './layout.js';
 import { listKeys, type KeyDeps } from './keys-api.js';

@@ -1,11 +1,11 @@
 // `/admin/usage/*`: the usage history as JSON, for the dashboard's script and `gateway usage`.
 // Every read first writes what the recorder still holds, so a request finished a moment ago counts.
 import type { ServerResponse } from 'node:http';
-import { summarize } from '../usage/index.js';
-import { filterOptions, latencyByProvider, recentRequests, usageSeries, GROUP_BY, type GroupBy } from '../usage/queries.js';
-import type { UsageRecorder } from '../usage/recorder.js';
-import { schemaVersion, SCHEMA_VERSION } from '../usage/schema.js';
-import { parseSince } from '../usage/settings.js';
+import { summarize } from '../observe/usage/index.js';
+import { filterOptions, latencyByProvider, recentRequests, usageSeries, GROUP_BY, type GroupBy } from '../observe/usage/queries.js';
+import type { UsageRecorder } from '../observe/usage/recorder.js';
+import { schemaVersion, SCHEMA_VERSION } from '../observe/usage/schema.js';
+import { parseSince } from '../observe/usage/settings.js';
 import { ApiError, sendJson } from './http.js';
 import { streamLive } from './live.js';
 import type { IncomingMessage } from 'node:http';

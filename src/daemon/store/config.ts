@@ -14,9 +14,9 @@ export interface GatewayConfig {
   bodyLimitBytes: number;
   upstreamTimeoutSeconds: number;
   lastChatModel?: string;
-  /** Usage history settings (retention, prices), validated by src/daemon/usage/settings.ts. */
+  /** Usage history settings (retention, prices), validated by src/daemon/observe/usage/settings.ts. */
   usage?: Record<string, unknown>;
-  /** Stored Responses API answers (retention, size cap), validated by src/daemon/responses/store.ts. */
+  /** Stored Responses API answers (retention, size cap), validated by src/daemon/store/responses.ts. */
   responses?: Record<string, unknown>;
   /** Providers the user added (`gateway providers add`), checked; never a key. */
   providers: Record<string, StoredProvider>;

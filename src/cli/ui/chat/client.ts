@@ -1,7 +1,7 @@
 // How `gateway chat` talks to the local daemon: the unified endpoint, streamed (OpenAI format with
 // usage), and /v1/models. Errors become one readable line; aborting the signal stops the answer
 // and, because the connection closes, the daemon aborts the provider request too.
-import { SseParser } from '../../../daemon/sse.js';
+import { SseParser } from '../../../daemon/http/sse.js';
 import { gatewayCmd } from '../../invocation.js';
 
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }

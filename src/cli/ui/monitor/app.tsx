@@ -4,7 +4,7 @@
 // Events are buffered between ticks, so a burst of thousands costs one reducer pass and one frame.
 import { Box, Static, Text, useApp, useInput, useStdout, useWindowSize } from 'ink';
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
-import type { GatewayEvent } from '../../../daemon/events.js';
+import type { GatewayEvent } from '../../../daemon/observe/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
 import { splitKeystrokes } from '../common/keystrokes.js';
 import type { Theme } from '../common/theme.js';

@@ -1,6 +1,6 @@
 // The monitor's table columns and how each row reads, as plain strings (pure): the layout drops
 // or narrows columns as the terminal narrows, and the provider/model column takes what is left.
-import type { RequestMode } from '../../../daemon/events.js';
+import type { RequestMode } from '../../../daemon/observe/events.js';
 import { familyOf } from '../../../providers/models.js';
 import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/format.js';
 import type { Row } from './rows.js';

@@ -1,6 +1,6 @@
 // `gateway monitor --json` (and whenever stdout is not a terminal): one JSON object per line for
 // each request that ends, joining what its start and end events said, ready for `jq`.
-import type { GatewayEvent, RequestStarted, TokenUsage } from '../../../daemon/events.js';
+import type { GatewayEvent, RequestStarted, TokenUsage } from '../../../daemon/observe/events.js';
 
 export interface RequestRecord {
   id: string;

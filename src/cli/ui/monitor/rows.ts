@@ -1,6 +1,6 @@
 // Request rows built from daemon events (pure): one row per request id, filled in as its started,
 // first_byte, progress and finished/failed events arrive, plus the counters those events move.
-import type { GatewayEvent, RequestMode, TokenUsage } from '../../../daemon/events.js';
+import type { GatewayEvent, RequestMode, TokenUsage } from '../../../daemon/observe/events.js';
 import type { ProviderId } from '../../../providers/types.js';
 
 export type RowState = 'live' | 'ok' | 'error' | 'lost';

@@ -2,7 +2,7 @@
 // stdout is not a terminal (or with --json). Ink and React are loaded only for the table.
 import { openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { batchedLog } from '../../../daemon/log-writer.js';
+import { batchedLog } from '../../../daemon/observe/log-writer.js';
 import { FILES } from '../../../daemon/store/paths.js';
 import { CliError, note } from '../../common.js';
 import { findDaemon, notRunningMessage } from '../../daemon-client.js';

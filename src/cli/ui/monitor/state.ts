@@ -2,7 +2,7 @@
 // totals and the one-minute request rate, pause, filter, selection and the details view. Time
 // comes in with the actions (`now`), so a scripted event sequence always gives the same frames.
 import type { Key } from 'ink';
-import type { GatewayEvent } from '../../../daemon/events.js';
+import type { GatewayEvent } from '../../../daemon/observe/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
 import { matches, NO_FILTER, parseFilter, type Filter } from './filter.js';
 import { commandFor } from './keys.js';

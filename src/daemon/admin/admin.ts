@@ -1,0 +1,90 @@
+// The daemon's own admin API for the CLI (status, reload, events, shutdown, session keys). Every
+// route requires the admin token written 0600 to the state directory at start; no CORS headers
+// are ever sent.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DaemonContext } from '../context.js';
+import { GatewayError } from '../http/errors.js';
+import type { GatewayEvent } from '../observe/events.js';
+import { handleSessionKeys, SESSION_KEYS_PATH } from '../access/session-keys.js';
+import { sseData } from '../http/sse.js';
+
+export interface AdminHooks {
+  adminToken: string;
+  version: string;
+  url: () => string;
+  reload: () => Promise<void>;
+  onShutdown: () => void;
+  sessionLeaseMs: number;
+}
+
+export function isAdminRequest(req: IncomingMessage, token: string): boolean {
+  const h = req.headers.authorization;
+  if (!h || !/^bearer\s+/i.test(h)) return false;
+  const given = Buffer.from(h.replace(/^bearer\s+/i, '').trim());
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
+}
+
+export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (path === SESSION_KEYS_PATH || path.startsWith(`${SESSION_KEYS_PATH}/`)) {
+    if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
+    await handleSessionKeys(ctx, req, res, path.slice(SESSION_KEYS_PATH.length), hooks.sessionLeaseMs);
+    return true;
+  }
+  const routes: Record<string, string> = {
+    '/admin/status': 'GET', '/admin/reload': 'POST', '/admin/events': 'GET', '/admin/shutdown': 'POST',
+  };
+  const method = routes[path];
+  if (!method) return false;
+  if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
+  if (req.method !== method) throw new GatewayError('method_not_allowed', `use ${method} for ${path}`);
+  switch (path) {
+    case '/admin/status':
+      json(res, 200, {
+        pid: process.pid, url: hooks.url(), version: hooks.version,
+        startedAt: new Date(ctx.stats.startedAt).toISOString(), uptimeMs: Date.now() - ctx.stats.startedAt,
+        requestsServed: ctx.stats.requestsServed, inFlight: ctx.stats.inFlight,
+      });
+      return true;
+    case '/admin/reload':
+      await hooks.reload();
+      json(res, 200, { reloaded: true, keys: ctx.keys.size });
+      return true;
+    case '/admin/shutdown':
+      json(res, 202, { stopping: true, inFlight: ctx.stats.inFlight });
+      res.on('finish', () => hooks.onShutdown());
+      return true;
+    case '/admin/events': {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+      res.write(': connected\n\n');
+      // Queue the events and serialise them on a timer, off the request path: a slow subscriber
+      // only grows its own (bounded) queue.
+      let queue: GatewayEvent[] = [];
+      let dropped = 0;
+      const unsubscribe = ctx.bus.subscribe((ev) => {
+        if (queue.length >= 10_000) { dropped++; return; }
+        queue.push(ev);
+      });
+      const timer = setInterval(() => {
+        if (queue.length === 0 && dropped === 0) return;
+        if (res.writableNeedDrain) return;
+        let out = '';
+        for (const ev of queue) out += sseData(ev);
+        queue = [];
+        if (dropped > 0) { res.write(`: dropped ${dropped} events\n\n`); dropped = 0; }
+        res.write(out);
+      }, 50);
+      const keepAlive = setInterval(() => res.write(': ping\n\n'), 15_000);
+      res.on('close', () => { clearInterval(timer); clearInterval(keepAlive); unsubscribe(); });
+      return true;
+    }
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,31 @@
+// A streamed request answered from a whole answer: for a server whose streams lose tool calls
+// (quirks.ts `toolsWithoutStreaming`, Ollama), the gateway calls it without streaming and gives
+// the client the answer as the stream it asked for, in its own protocol, from its door's renderer.
+// The upstream answer is complete when this runs, so the frames go out in one write.
+import type { ServerResponse } from 'node:http';
+import type { StreamRenderer } from '../../providers/ir/protocol.js';
+import type { Response } from '../../providers/ir/types.js';
+import { answerAsStreamEvents } from '../../providers/ir/answer-events.js';
+import type { QuirkProfile } from '../../providers/quirks.js';
+import type { BodyCapture } from '../observe/body-log.js';
+import { irUsageToTokens } from '../relay/ir-relay.js';
+import type { RequestTracker } from '../observe/tracker.js';
+
+/** Whether a request is sent without streaming and its answer streamed to the client. */
+export function streamsFromWholeAnswer(q: QuirkProfile, stream: boolean, hasTools: boolean): boolean {
+  return stream && hasTools && q.toolsWithoutStreaming;
+}
+
+export function sendAnswerAsStream(
+  res: ServerResponse, renderer: StreamRenderer, answer: Response, tracker: RequestTracker, model: string, capture: BodyCapture | undefined,
+): void {
+  let text = '';
+  for (const ev of answerAsStreamEvents(answer)) text += renderer.push(ev);
+  text += renderer.end();
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.end(text);
+  capture?.wrote(text);
+  tracker.responseIsStream(true);
+  tracker.wrote(text.length);
+  tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
+}

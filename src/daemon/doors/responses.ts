@@ -1,0 +1,167 @@
+// The Responses door at the root: POST /v1/responses for any routed model, and the stored
+// answers behind it (GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items).
+// OpenAI models take the fast path: the body goes to OpenAI's /v1/responses as it came (model and
+// key changed), and OpenAI keeps its own state. Other models go through the IR; their answers are
+// kept in the gateway's store unless the client says `store: false`, so `previous_response_id`
+// chains work as at OpenAI: the stored conversation is put in front of the new input, and the
+// provider sees the same conversation a client resending its items would send.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { provider as descriptor, upstreamPath, upstreamProtocol } from '../../providers/registry.js';
+import type { DaemonContext } from '../context.js';
+import { GatewayError } from '../http/errors.js';
+import { readBody, upstreamQuery } from '../http/http-util.js';
+import { relayAsIs } from '../relay/passthrough.js';
+import { providerHeaders } from '../relay/upstream.js';
+import { extractKey } from '../access/auth.js';
+import { admit, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from './pipeline.js';
+import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
+import type { UsageTap } from '../relay/native-usage.js';
+import type { KeyRecord } from '../store/keys.js';
+import type { StoredResponse } from '../store/responses.js';
+
+export const RESPONSES_DOOR: Door = {
+  mode: 'responses',
+  protocol: 'openai-responses',
+  path: '/v1/responses',
+  keyPlacements: ['bearer'],
+  client: async () => (await import('../../providers/protocols/openai-responses/client/index.js')).openaiResponsesClient,
+  newId: () => `resp_${newIdSuffix()}`,
+};
+
+type Obj = Record<string, unknown>;
+
+/** `input` as a list of items: a string is one user message, as OpenAI stores it. */
+function inputItems(input: unknown): unknown[] {
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  return Array.isArray(input) ? input : [];
+}
+
+export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
+  const door = RESPONSES_DOOR;
+  const admitted = await admit(ctx, door, req, query, facts);
+  const { record, raw, body, model, p, providerKey } = admitted;
+  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts);
+  const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
+
+  const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
+  const own = inputItems(body.input);
+  // A chain the gateway holds (its answers came from a model that is not OpenAI's), or one OpenAI keeps.
+  const chain = previousId === null ? undefined : await ctx.responses.conversation(previousId, record.id);
+  const prior = chain && 'items' in chain ? chain.items : undefined;
+  const store = body.store !== false;
+
+  if (upstreamProtocol(p, model, door.protocol) === door.protocol) {
+    // The provider keeps the answer; the gateway records whose it is, for GET /v1/responses/{id}.
+    const remember = store ? (tap: UsageTap) => { const id = tap.responseId(); if (id !== null) ctx.responses.putHeld(id, record.id, p.id); } : undefined;
+    // OpenAI keeps its own chains; one of ours moving to OpenAI is sent whole instead.
+    if (prior === undefined) {
+      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture, body.stream === true, remember);
+      return;
+    }
+    const whole: Obj = { ...body, input: [...prior, ...own] };
+    delete whole.previous_response_id;
+    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture, body.stream === true, remember);
+    return;
+  }
+  if (chain && 'heldBy' in chain) {
+    const holder = descriptor(chain.heldBy).displayName;
+    fail(new GatewayError('invalid_request', `previous_response_id: '${previousId}' is kept by ${holder} (it was made on one of its models), so the gateway cannot give it to ${p.displayName}; continue it on one of ${holder}'s models, or send its items as input`, 'previous_response_id'));
+  }
+  if (previousId !== null && prior === undefined) {
+    fail(new GatewayError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, 'previous_response_id'));
+  }
+  await translateThrough(ctx, door, p, providerKey, res, prior ? { ...body, input: [...prior, ...own] } : body, model, tracker, capture, {
+    protocol: upstreamProtocol(p, model, door.protocol),
+    echo: { ...body, store },
+    onFinal: (answer, json) => {
+      if (!store || typeof answer.id !== 'string') return;
+      ctx.responses.put({
+        id: answer.id, keyId: record.id, createdAt: ctx.clock(), previousId,
+        input: withItemIds(own, answer.id), output: Array.isArray(answer.output) ? answer.output : [], response: answer, responseJson: json,
+      });
+    },
+  });
+}
+
+/** Input items as input_items lists them: each with an id (the client's, else one derived from the response's). */
+function withItemIds(items: unknown[], responseId: string): unknown[] {
+  const base = responseId.startsWith('resp_') ? responseId.slice(5) : responseId;
+  return items.map((item, i) => {
+    if (typeof item !== 'object' || item === null || typeof (item as Obj).id === 'string') return item;
+    const o = item as Obj;
+    const type = o.type ?? 'message';
+    const prefix = type === 'message' ? 'msg' : type === 'function_call_output' ? 'fco' : 'item';
+    return { id: `${prefix}_${base}i${i.toString(16).padStart(2, '0')}`, ...(o.type === undefined ? { type: 'message' } : {}), ...o };
+  });
+}
+
+/** `/v1/responses/{id}` and `/v1/responses/{id}/input_items`; `rest` is what follows `/v1/responses/`. */
+export async function handleStoredResponse(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rest: string, query: string): Promise<void> {
+  const record = ctx.keys.authenticate(extractKey(req, null, RESPONSES_DOOR.keyPlacements), 'openai');
+  if (!req.complete) await readBody(req, ctx.settings.bodyLimitBytes);
+  const [id = '', sub, ...more] = rest.split('/');
+  if (more.length > 0 || (sub !== undefined && sub !== 'input_items')) throw new GatewayError('not_found', `no route for ${req.method} /v1/responses/${rest}`);
+  if (sub === 'input_items' ? req.method !== 'GET' : req.method !== 'GET' && req.method !== 'DELETE') {
+    throw new GatewayError('method_not_allowed', sub === 'input_items' ? 'use GET for /v1/responses/{id}/input_items' : 'use GET or DELETE for /v1/responses/{id}');
+  }
+  const stored = await ctx.responses.get(id, record.id);
+  if (!stored) throw new GatewayError('response_not_found', `Response with id '${id}' not found.`);
+  if (stored.heldBy !== undefined) {
+    await fromHolder(ctx, req, res, record, stored.heldBy, rest, query);
+    if (req.method === 'DELETE' && res.statusCode < 300) await ctx.responses.delete(id, record.id);
+    return;
+  }
+  if (sub === 'input_items') sendJson(res, 200, listItems(stored, new URLSearchParams(query)));
+  else if (req.method === 'DELETE') {
+    await ctx.responses.delete(id, record.id);
+    sendJson(res, 200, { id, object: 'response', deleted: true });
+  } else {
+    if (new URLSearchParams(query).get('stream') === 'true') throw new GatewayError('invalid_request', 'stream=true: replaying a stored response as a stream is not supported by the gateway; retrieve it without stream', 'stream');
+    sendJson(res, 200, stored.response);
+  }
+}
+
+/**
+ * A stored-response call for an answer its provider keeps (made on one of OpenAI's models through
+ * the fast path): sent to the provider's own /v1/responses/… as it came, its answer relayed untouched.
+ */
+async function fromHolder(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, record: KeyRecord, heldBy: string, rest: string, query: string): Promise<void> {
+  const p = descriptor(heldBy);
+  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
+  const path = `${RESPONSES_DOOR.path}/${rest}`;
+  const stream = new URLSearchParams(query).get('stream') === 'true';
+  const tracker = new RequestTracker(ctx.bus, ctx.stats, {
+    keyId: record.id, keyName: record.name, mode: RESPONSES_DOOR.mode, provider: p.id, model: null,
+    method: req.method ?? 'GET', path, stream, requestBytes: 0, headers: req.headers,
+  });
+  const headers = providerHeaders(p.id, req.headers, providerKey);
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  const q = upstreamQuery(query);
+  await relayAsIs(ctx, p.id, res, tracker, { stream, model: null, capture: undefined, protocol: RESPONSES_DOOR.protocol }, { method: req.method as 'GET' | 'DELETE', path: upstreamPath(p, `${path}${q ? `?${q}` : ''}`), headers });
+}
+
+/** OpenAI's list page: `order` (default desc), `after` (an item id), `limit` (1–100, default 20). */
+function listItems(stored: StoredResponse, q: URLSearchParams): Obj {
+  const order = q.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_request', 'order must be "asc" or "desc"', 'order');
+  const limitText = q.get('limit');
+  const limit = limitText === null ? 20 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new GatewayError('invalid_request', 'limit must be a whole number from 1 to 100', 'limit');
+  let items = order === 'asc' ? [...stored.input] : [...stored.input].reverse();
+  const after = q.get('after');
+  if (after !== null) {
+    const at = items.findIndex((it) => (it as Obj | null)?.id === after);
+    if (at === -1) throw new GatewayError('invalid_request', `after: no input item '${after}' in this response`, 'after');
+    items = items.slice(at + 1);
+  }
+  const page = items.slice(0, limit);
+  const idOf = (it: unknown): string | null => ((it as Obj | null)?.id as string | undefined) ?? null;
+  return { object: 'list', data: page, first_id: page.length ? idOf(page[0]) : null, last_id: page.length ? idOf(page[page.length - 1]) : null, has_more: items.length > limit };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

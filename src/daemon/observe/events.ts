@@ -1,0 +1,142 @@
+// Typed request-lifecycle events for the monitor, the dashboard and usage accounting.
+// Publishing is synchronous and cheap (a loop over subscribers); a subscriber that needs to do I/O
+// must queue the event itself and never throw back into the request path.
+import type { ProviderId } from '../../providers/types.js';
+
+/** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages, Responses or Gemini door. */
+export type RequestMode = 'unified' | 'native' | 'messages' | 'responses' | 'gemini';
+
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface RequestStarted {
+  type: 'started';
+  id: string;
+  time: number; // ms since epoch
+  keyId: string;
+  keyName: string;
+  mode: RequestMode;
+  /** null when the request was refused before a provider was known (bad key, unknown model, bad JSON). */
+  provider: ProviderId | null;
+  model: string | null;
+  method: string;
+  path: string; // path without the query string (no credentials ever)
+  stream: boolean;
+  requestBytes: number;
+  /** The client's request headers with every credential masked (maskHeaders). */
+  headers?: Record<string, string>;
+}
+
+export interface RequestFirstByte {
+  type: 'first_byte';
+  id: string;
+  time: number;
+  ttfbMs: number;
+  /** Whether the response is a stream, when only the response tells (native requests whose body is not read). */
+  stream?: boolean;
+}
+
+export interface RequestProgress {
+  type: 'progress';
+  id: string;
+  time: number;
+  chunks: number;
+  outputBytes: number;
+  outputTokens?: number;
+}
+
+export interface RequestFinished {
+  type: 'finished';
+  id: string;
+  time: number;
+  status: number;
+  durationMs: number;
+  ttfbMs: number | null;
+  outputBytes: number;
+  usage: TokenUsage;
+  /** The model the provider says it served (its own id, e.g. `claude-sonnet-4-5-20250929`), when known. */
+  model: string | null;
+}
+
+export interface RequestFailed {
+  type: 'failed';
+  id: string;
+  time: number;
+  status: number;
+  durationMs: number;
+  ttfbMs: number | null;
+  code: string;
+  message: string;
+  usage: TokenUsage;
+  /** The gateway refused the request before calling a provider (bad key, unknown model, bad JSON). */
+  refused?: true;
+}
+
+export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;
+
+export type Subscriber = (event: GatewayEvent) => void;
+
+export class EventBus {
+  private subs = new Set<Subscriber>();
+
+  subscribe(fn: Subscriber): () => void {
+    this.subs.add(fn);
+    return () => { this.subs.delete(fn); };
+  }
+
+  get size(): number { return this.subs.size; }
+
+  publish(event: GatewayEvent): void {
+    if (this.subs.size === 0) return;
+    for (const fn of this.subs) {
+      try { fn(event); } catch { /* a broken subscriber never breaks a request */ }
+    }
+  }
+}
+
+/** A header whose name says it may carry a credential (authorization, x-api-key, cookie, …). */
+const CREDENTIAL_HEADER = /key|token|secret|auth|cookie|session|signature|passw/i;
+const MAX_HEADERS = 40;
+const MAX_HEADER_VALUE = 200;
+
+/** Header names already classified, so the test runs once per name (bounded: names are client-chosen). */
+const credentialNames = new Map<string, boolean>();
+function isCredentialHeader(name: string): boolean {
+  let hit = credentialNames.get(name);
+  if (hit === undefined) {
+    hit = CREDENTIAL_HEADER.test(name);
+    if (credentialNames.size < 1000) credentialNames.set(name, hit);
+  }
+  return hit;
+}
+
+/**
+ * Request headers for the monitor's details view: credentials reduced to their scheme and last four
+ * characters (`Bearer …abcd`), long values cut, at most 40 headers; never a request or response body.
+ */
+export function maskHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const name in headers) {
+    const raw = headers[name];
+    if (raw === undefined) continue;
+    if (++n > MAX_HEADERS) break;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (isCredentialHeader(name)) {
+      const scheme = /^(bearer|basic|token)\s+/i.exec(value)?.[0] ?? '';
+      const secret = value.slice(scheme.length).trim();
+      out[name] = `${scheme}${secret.length > 12 ? `…${secret.slice(-4)}` : '…'}`;
+    } else {
+      out[name] = value.length > MAX_HEADER_VALUE ? `${value.slice(0, MAX_HEADER_VALUE)}…` : value;
+    }
+  }
+  return out;
+}
+
+/** Minimum gap between two progress events of one stream, so a fast stream cannot flood subscribers. */
+export const PROGRESS_INTERVAL_MS = 100;

@@ -1,0 +1,184 @@
+// Follows one request through its life and publishes its events (started, first byte, progress,
+// finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
+import { randomBytes } from 'node:crypto';
+import type { ProviderId } from '../../providers/types.js';
+import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
+
+export class Stats {
+  requestsServed = 0;
+  inFlight = 0;
+  readonly startedAt = Date.now();
+  private idleWaiters: Array<() => void> = [];
+
+  begin(): void { this.inFlight++; }
+  end(): void {
+    this.inFlight--;
+    this.requestsServed++;
+    if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+  /** Resolves when no request is in flight, or after `ms`. */
+  idle(ms: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.idleWaiters.push(() => { clearTimeout(t); resolve(); });
+    });
+  }
+}
+
+type RawHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * A `started` event whose `headers` are masked only when a subscriber reads them (the monitor's
+ * details view, the events stream's JSON): the usage recorder and the log never do, so most
+ * requests never pay for masking. The raw headers sit in a private field: never enumerable,
+ * never serialized. (A class, because Object.defineProperty per request costs more than masking.)
+ */
+class StartedEvent implements RequestStarted {
+  readonly type = 'started' as const;
+  readonly id: string; readonly time: number; readonly keyId: string; readonly keyName: string;
+  readonly mode: RequestMode; readonly provider: ProviderId | null; readonly model: string | null;
+  readonly method: string; readonly path: string; readonly stream: boolean; readonly requestBytes: number;
+  #raw: RawHeaders | undefined;
+  #masked: Record<string, string> | undefined;
+
+  constructor(id: string, time: number, info: Omit<RequestStarted, 'type' | 'id' | 'time' | 'headers'>, raw: RawHeaders | undefined) {
+    this.id = id; this.time = time; this.keyId = info.keyId; this.keyName = info.keyName; this.mode = info.mode;
+    this.provider = info.provider; this.model = info.model; this.method = info.method; this.path = info.path;
+    this.stream = info.stream; this.requestBytes = info.requestBytes;
+    this.#raw = raw;
+  }
+
+  get headers(): Record<string, string> | undefined {
+    if (this.#masked === undefined && this.#raw) { this.#masked = maskHeaders(this.#raw); this.#raw = undefined; }
+    return this.#masked;
+  }
+
+  // An explicit literal (one fixed shape) serializes faster than a spread of the instance.
+  toJSON(): RequestStarted {
+    return {
+      type: 'started', id: this.id, time: this.time, keyId: this.keyId, keyName: this.keyName, mode: this.mode,
+      provider: this.provider, model: this.model, method: this.method, path: this.path, stream: this.stream,
+      requestBytes: this.requestBytes, headers: this.headers,
+    };
+  }
+}
+
+let seq = 0;
+const runId = randomBytes(3).toString('hex');
+
+export interface TrackStart {
+  keyId: string;
+  keyName: string;
+  mode: RequestMode;
+  provider: ProviderId;
+  model: string | null;
+  method: string;
+  path: string;
+  stream: boolean;
+  requestBytes: number;
+  /** The client's raw request headers; masked (maskHeaders) only when the bus has subscribers. */
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+export class RequestTracker {
+  readonly id = `req_${runId}${(++seq).toString(36)}`;
+  private readonly t0 = performance.now();
+  private ttfb: number | null = null;
+  private chunks = 0;
+  private bytes = 0;
+  private lastProgress = 0;
+  private done = false;
+  private streaming: boolean | undefined;
+  private readonly announcedStream: boolean;
+  private onDone: (() => void) | undefined;
+
+  constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
+    stats.begin();
+    this.announcedStream = info.stream;
+    if (bus.size > 0) {
+      bus.publish(new StartedEvent(this.id, Date.now(), info, info.headers));
+    }
+  }
+
+  get elapsedMs(): number { return performance.now() - this.t0; }
+
+  /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
+  whenDone(fn: () => void): void { this.onDone = fn; }
+
+  /** Records what the response says about streaming; published with the first byte. */
+  responseIsStream(stream: boolean): void { this.streaming = stream; }
+
+  /** Call for each chunk written to the client. */
+  wrote(bytes: number, outputTokens?: () => number | undefined): void {
+    this.chunks++;
+    this.bytes += bytes;
+    if (this.ttfb === null) {
+      this.ttfb = this.elapsedMs;
+      // A whole answer's first byte is its end too (its finished event carries the TTFB); only a
+      // stream, or an answer that turned out to be one, is worth an event of its own.
+      if (this.bus.size > 0 && (this.streaming === true || this.announcedStream)) {
+        this.bus.publish({ type: 'first_byte', id: this.id, time: Date.now(), ttfbMs: this.ttfb, ...(this.streaming === undefined ? {} : { stream: this.streaming }) });
+      }
+      return;
+    }
+    if (this.bus.size === 0) return;
+    const now = performance.now();
+    if (now - this.lastProgress < PROGRESS_INTERVAL_MS) return;
+    this.lastProgress = now;
+    this.bus.publish({ type: 'progress', id: this.id, time: Date.now(), chunks: this.chunks, outputBytes: this.bytes, outputTokens: outputTokens?.() });
+  }
+
+  finish(status: number, usage: TokenUsage = {}, model: string | null = null): void {
+    if (this.done) return;
+    this.done = true;
+    this.stats.end();
+    if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
+    this.onDone?.();
+  }
+
+  fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
+    if (this.done) return;
+    this.done = true;
+    this.stats.end();
+    if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
+    this.onDone?.();
+  }
+}
+
+/**
+ * What the request path has learned about a request before its tracker exists (who, which
+ * provider, which model), so a request refused early (bad key, unknown model, no provider key)
+ * still shows up in the monitor as a started + failed pair.
+ */
+export interface RequestFacts {
+  readonly t0: number;
+  mode: RequestMode;
+  key?: { id: string; name: string };
+  provider: ProviderId | null;
+  model: string | null;
+  /** Set once a RequestTracker follows the request: it reports its own end. */
+  tracked: boolean;
+}
+
+export function newRequestFacts(mode: RequestMode, provider: ProviderId | null): RequestFacts {
+  return { t0: performance.now(), mode, provider, model: null, tracked: false };
+}
+
+export function publishRefusal(
+  bus: EventBus, stats: Stats, facts: RequestFacts,
+  req: { method: string; path: string; headers: Record<string, string | string[] | undefined> },
+  err: { status: number; code: string; message: string },
+): void {
+  stats.begin();
+  stats.end();
+  if (bus.size === 0) return;
+  const id = `req_${runId}${(++seq).toString(36)}`;
+  const now = Date.now();
+  bus.publish(new StartedEvent(id, now, {
+    keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
+    mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
+    stream: false, requestBytes: 0,
+  }, req.headers));
+  bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {}, refused: true });
+}

@@ -1,0 +1,254 @@
+// What a request cost: the price table shipped in data/prices.json (dated), overlaid with the
+// user's `usage.prices` from config.json. A model is priced only when the table names it (exactly,
+// or once a trailing release date is removed); anything else is recorded with cost unknown.
+// A provider the user added from a preset is priced by `<name>/<model>` (their override) first,
+// then by the preset's list prices (the "presets" section), whatever name they gave it.
+import { findPreset } from '../../../providers/presets.js';
+import { findProvider, providerIds, splitProviderPrefix, withoutProviderPrefix, type ProviderDescriptor } from '../../../providers/registry.js';
+import { readFileSync } from 'node:fs';
+import type { ProviderId } from '../../../providers/types.js';
+import type { TokenUsage } from '../events.js';
+
+export interface TierPrice {
+  /** USD per million input tokens that are neither cache reads nor cache writes. */
+  input: number;
+  output: number;
+  cachedInput?: number;
+  cacheWrite?: number;
+}
+
+/** Hours of the day (UTC, `[from, to)`), Monday to Friday, when a provider bills its peak rate. */
+export interface PeakPrice extends TierPrice {
+  utcHours: Array<[number, number]>;
+}
+
+export interface ModelPrice extends TierPrice {
+  /** Prices that apply when a request's input is larger than `above` tokens. */
+  longContext?: TierPrice & { above: number };
+  /** Prices that apply to a request made in the peak hours (DeepSeek); other hours take the entry's own. */
+  peak?: PeakPrice;
+}
+
+export interface PriceTable {
+  date: string;
+  currency: string;
+  /** `provider/model` → price. */
+  models: Map<string, ModelPrice>;
+  /** `preset/model` → the list price of a provider added from that preset. */
+  presets: Map<string, ModelPrice>;
+  /** How many entries came from config.json. */
+  overrides: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const price = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+function parseTier(v: unknown): TierPrice | undefined {
+  if (!isObj(v) || !price(v.input) || !price(v.output)) return undefined;
+  if (v.cachedInput !== undefined && !price(v.cachedInput)) return undefined;
+  if (v.cacheWrite !== undefined && !price(v.cacheWrite)) return undefined;
+  return {
+    input: v.input, output: v.output,
+    ...(v.cachedInput !== undefined ? { cachedInput: v.cachedInput as number } : {}),
+    ...(v.cacheWrite !== undefined ? { cacheWrite: v.cacheWrite as number } : {}),
+  };
+}
+
+/** One entry, or a message saying what is wrong with it. */
+export function parseModelPrice(v: unknown): ModelPrice | string {
+  const base = parseTier(v);
+  if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite" if given';
+  const { longContext: lc, peak } = v as Obj;
+  if (lc !== undefined && peak !== undefined) return 'has both "longContext" and "peak": one or the other';
+  if (peak !== undefined) {
+    const tier = parseTier(peak);
+    const hours = isObj(peak) ? peak.utcHours : undefined;
+    const valid = Array.isArray(hours) && hours.length > 0 && hours.every((h) => Array.isArray(h) && h.length === 2
+      && h.every((n) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 24) && (h[0] as number) < (h[1] as number));
+    if (!tier || !valid) return '"peak" needs "utcHours" ([[from, to], …], whole UTC hours, from < to) and numeric "input" and "output"';
+    return { ...base, peak: { ...tier, utcHours: (hours as Array<[number, number]>).map(([a, b]) => [a, b]) } };
+  }
+  if (lc === undefined) return base;
+  const tier = parseTier(lc);
+  if (!tier || !isObj(lc) || typeof lc.above !== 'number' || !(lc.above > 0)) return '"longContext" needs "above" (tokens) and numeric "input" and "output"';
+  return { ...base, longContext: { ...tier, above: lc.above } };
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The "presets" section: preset id → { source, checked, note, models }; bad entries are reported. */
+function parsePresetPrices(section: unknown, problems: string[]): Map<string, ModelPrice> {
+  const out = new Map<string, ModelPrice>();
+  if (section === undefined) return out;
+  if (!isObj(section)) { problems.push('prices.json: "presets" must be an object of preset id → prices'); return out; }
+  for (const [id, entry] of Object.entries(section)) {
+    const where = `prices.json: presets.${id}`;
+    if (!findPreset(id) || findPreset(id)!.id !== id) { problems.push(`${where}: no preset is named "${id}"`); continue; }
+    if (!isObj(entry) || !isObj(entry.models)) { problems.push(`${where}: needs "models" (model id → price)`); continue; }
+    const models = Object.entries(entry.models);
+    // A price without its source and the day it was read cannot be checked or kept current.
+    if (models.length > 0 && (typeof entry.source !== 'string' || typeof entry.checked !== 'string' || !DATE.test(entry.checked))) {
+      problems.push(`${where}: needs "source" (where the prices were read) and "checked" (YYYY-MM-DD)`);
+      continue;
+    }
+    for (const [model, v] of models) {
+      const p = parseModelPrice(v);
+      if (typeof p === 'string' || !/^\S+$/.test(model)) problems.push(`${where}.models.${model}: ${typeof p === 'string' ? p : 'a model id has no spaces'}`);
+      else out.set(`${id}/${model}`, p);
+    }
+  }
+  return out;
+}
+
+/** `<provider id>/<model>`, the provider named by its id (aliases are normalised first). */
+function validKey(k: string): boolean {
+  const split = splitProviderPrefix(k);
+  return split !== undefined && split.provider.id === k.slice(0, k.indexOf('/')) && /^\S+$/.test(split.rest);
+}
+
+/** An alias prefix (`google/…`) → the provider's id. */
+function canonicalKey(k: string): string {
+  const split = splitProviderPrefix(k);
+  return split ? `${split.provider.id}/${split.rest}` : k;
+}
+
+/** Builds a table from the shipped JSON and the user's overrides; bad entries are reported, not used. */
+export function buildPriceTable(shipped: unknown, overrides: Record<string, unknown> = {}): { table: PriceTable; problems: string[] } {
+  const problems: string[] = [];
+  const file = isObj(shipped) ? shipped : {};
+  const models = new Map<string, ModelPrice>();
+  for (const [k, v] of Object.entries(isObj(file.models) ? file.models : {})) {
+    const p = parseModelPrice(v);
+    if (typeof p === 'string' || !validKey(k)) problems.push(`prices.json: ${k}: ${typeof p === 'string' ? p : 'key must be <provider>/<model>'}`);
+    else models.set(k, p);
+  }
+  let applied = 0;
+  for (const [rawKey, v] of Object.entries(overrides)) {
+    const k = canonicalKey(rawKey);
+    const p = parseModelPrice(v);
+    if (!validKey(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (${providerIds().join(', ')})`);
+    else if (typeof p === 'string') problems.push(`config usage.prices: ${rawKey}: ${p}`);
+    else { models.set(k, p); applied++; }
+  }
+  return {
+    table: {
+      date: typeof file.date === 'string' ? file.date : 'unknown', currency: typeof file.currency === 'string' ? file.currency : 'USD',
+      models, presets: parsePresetPrices(file.presets, problems), overrides: applied,
+    },
+    problems,
+  };
+}
+
+const SHIPPED_PRICES = new URL('../../../../data/prices.json', import.meta.url);
+
+export function readShippedPrices(): unknown {
+  try {
+    return JSON.parse(readFileSync(SHIPPED_PRICES, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** The model id as the table keys it: no provider prefix, no `models/`. */
+export function bareModel(model: string): string {
+  return withoutProviderPrefix(model).replace(/^models\//, '');
+}
+
+// Release-date suffixes providers append to a model's id: -20250929, -2024-08-06, @20240620, -latest.
+const DATED = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$/;
+
+type Found = { key: string; price: ModelPrice } | undefined;
+
+/**
+ * The preset whose list prices a provider is billed at: the one it was added from (or the one that
+ * preset is billed as), while its base URL is still that preset's origin. One added with
+ * `--base-url` pointing elsewhere (a proxy, another vendor) is not that vendor's bill.
+ */
+export function pricedPreset(p: Pick<ProviderDescriptor, 'preset' | 'origin'> | undefined): string | undefined {
+  const preset = p?.preset ? findPreset(p.preset) : undefined;
+  if (!preset) return undefined;
+  let origin: string;
+  try { origin = new URL(preset.baseUrl).origin; } catch { return undefined; } // a placeholder (Azure's <resource>)
+  return origin === p!.origin ? preset.billedAs ?? preset.id : undefined;
+}
+
+// Lookups per table, keyed by `provider/model` as recorded (and the preset it is priced by, which
+// `providers add` can change while the daemon runs): a busy daemon asks for the same few models on
+// every request, and the regexes below cost more than the cost they find.
+const lookups = new WeakMap<PriceTable, Map<string, Found>>();
+
+export function findPrice(table: PriceTable, provider: ProviderId, model: string | null): Found {
+  if (!model) return undefined;
+  let cache = lookups.get(table);
+  if (!cache) { cache = new Map(); lookups.set(table, cache); }
+  const preset = table.presets.size > 0 ? pricedPreset(findProvider(provider)) : undefined;
+  const k = `${preset ?? ''}:${provider}/${model}`;
+  if (cache.has(k)) return cache.get(k);
+  const found = lookupPrice(table, provider, model, preset);
+  if (cache.size >= 4096) cache.clear();
+  cache.set(k, found);
+  return found;
+}
+
+/** `<provider>/<model>` (shipped, or the user's override), then the preset's list price. */
+function lookupPrice(table: PriceTable, provider: ProviderId, model: string, preset: string | undefined): Found {
+  const bare = bareModel(model);
+  const candidates = [bare, bare.replace(DATED, '')];
+  for (const candidate of candidates) {
+    const key = `${provider}/${candidate}`;
+    const p = table.models.get(key);
+    if (p) return { key, price: p };
+  }
+  if (preset) {
+    for (const candidate of candidates) {
+      const key = `${preset}/${candidate}`;
+      const p = table.presets.get(key);
+      if (p) return { key: `preset:${key}`, price: p };
+    }
+  }
+  return undefined;
+}
+
+/** Whether `at` (ms since epoch) falls in the peak hours: Monday to Friday, UTC. */
+export function inPeak(peak: PeakPrice, at: number): boolean {
+  const d = new Date(at);
+  const day = d.getUTCDay();
+  if (day === 0 || day === 6) return false;
+  const hour = d.getUTCHours() + d.getUTCMinutes() / 60;
+  return peak.utcHours.some(([from, to]) => hour >= from && hour < to);
+}
+
+/**
+ * USD for one request. Input counts include cache reads and writes (the gateway normalizes every
+ * provider that way), and output includes reasoning tokens, which providers bill as output.
+ * `at`: when the request was made (ms since epoch), for an entry with peak hours; without it the
+ * entry's own (off-peak) prices apply.
+ */
+export function costOf(p: ModelPrice, u: TokenUsage, at?: number): number {
+  const input = u.inputTokens ?? 0;
+  const tier: TierPrice = p.longContext && input > p.longContext.above ? p.longContext
+    : p.peak && at !== undefined && inPeak(p.peak, at) ? p.peak : p;
+  const cached = Math.min(u.cachedTokens ?? 0, input);
+  const written = Math.min(u.cacheWriteTokens ?? 0, input - cached);
+  const plain = input - cached - written;
+  const usd = plain * tier.input
+    + cached * (tier.cachedInput ?? tier.input)
+    + written * (tier.cacheWrite ?? tier.input)
+    + (u.outputTokens ?? 0) * tier.output;
+  return usd / 1_000_000;
+}
+
+/**
+ * The cost to record: 0 for a local provider; null when the model is not in the table, or when a
+ * successful request reported no token counts (the provider did not say, so the gateway does not guess).
+ */
+export function requestCost(table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number, at?: number): number | null {
+  // A server on this machine (or one that takes no key) bills nobody.
+  if (findProvider(provider)?.local) return 0;
+  const found = findPrice(table, provider, model);
+  if (!found) return null;
+  const reported = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
+  if (!reported) return status >= 400 ? 0 : null;
+  return costOf(found.price, usage, at);
+}

@@ -1,0 +1,342 @@
+// The usage history: one SQLite file (`usage.db`, 0600) in the state directory. Raw request rows
+// are kept for the retention period. Rollups are written in the same transaction as the rows they
+// summarize, so the two never disagree, and outlive the raw rows: per hour and per UTC day by
+// key/provider/model, per-hour totals, and latency histograms per provider by hour and by day.
+// A year of heavy use is then a few thousand rows to read, not millions.
+import { closeSync, existsSync, openSync, renameSync } from 'node:fs';
+import type { ProviderId } from '../../../providers/types.js';
+import type { RequestMode } from '../events.js';
+import { latencyBucket } from './latency.js';
+import { migrate } from './schema.js';
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
+import { loadSqlite, type Database } from './sqlite.js';
+
+export const USAGE_DB_FILE = 'usage.db';
+export const HOUR_MS = 3_600_000;
+
+export interface UsageRow {
+  requestId: string;
+  startedAt: number; // ms since epoch
+  keyId: string;
+  keyName: string;
+  mode: RequestMode;
+  provider: ProviderId;
+  /**
+   * The model that served the request, as the provider names it (`claude-sonnet-4-5-20250929`):
+   * what usage is grouped and priced by. When the provider never said (a failed request), the
+   * model the requested name last resolved to, else the requested name.
+   */
+  model: string | null;
+  /** The model the request asked for (`claude-sonnet-4-5`, aliases resolved), for display; null in rows older than schema 4. */
+  requestedModel: string | null;
+  method: string;
+  path: string;
+  stream: boolean;
+  status: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+  durationMs: number;
+  ttfbMs: number | null;
+  requestBytes: number;
+  outputBytes: number;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  cacheWriteTokens: number | null;
+  reasoningTokens: number | null;
+  /** USD; null when unknown (model not in the price table, or no token counts reported). */
+  cost: number | null;
+}
+
+/** A request's bodies as stored with `usage.logBodies` on: already capped and redacted. */
+export interface BodyRow {
+  requestId: string;
+  startedAt: number;
+  request: string | null;
+  response: string | null;
+}
+
+export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
+export const isError = (status: number): boolean => status >= 400;
+
+/** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
+const insertRequests = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
+  method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(24).fill('?').join(', ')})`).join(', ')}`;
+const ROWS_PER_INSERT = 50;
+
+function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
+  out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
+    r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
+    int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
+}
+
+const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms'];
+const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
+const SUM_PARAMS = SUM_COLUMNS.map(() => '?').join(', ');
+
+/** Upserts into `hourly` or `daily`: per period and key/provider/model. */
+const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_name, ${SUM_COLUMNS.join(', ')})
+  VALUES (?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
+const UPSERT_TOTALS = `INSERT INTO hourly_totals (hour, ${SUM_COLUMNS.join(', ')}) VALUES (?, ${SUM_PARAMS})
+  ON CONFLICT (hour) DO UPDATE SET ${ADD_SUMS}`;
+const UPSERT_LATENCY_HOURLY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count)
+  VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, provider, metric, bucket) DO UPDATE SET count = count + excluded.count`;
+
+/** A daily latency histogram `{"bucket": count}`; anything unreadable counts as empty. */
+export function parseHist(text: string | undefined): Record<number, number> {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<number, number>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export const DAY_MS = 86_400_000;
+/** Daily rollups are per UTC day. */
+export const floorDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
+
+interface Sums { requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number }
+interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyName: string }
+
+const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
+const sumValues = (a: Sums): number[] => [a.requests, a.errors, Math.round(a.input), Math.round(a.output), Math.round(a.cached),
+  Math.round(a.cacheWrite), Math.round(a.reasoning), a.cost, a.unpriced, a.duration];
+
+function addRow(a: Sums, r: UsageRow): void {
+  a.requests++;
+  if (isError(r.status)) a.errors++;
+  a.input += r.inputTokens ?? 0;
+  a.output += r.outputTokens ?? 0;
+  a.cached += r.cachedTokens ?? 0;
+  a.cacheWrite += r.cacheWriteTokens ?? 0;
+  a.reasoning += r.reasoningTokens ?? 0;
+  if (r.cost === null) a.unpriced++; else a.cost += r.cost;
+  a.duration += r.durationMs;
+}
+
+/** Latency counts of one period, provider and metric: bucket → count. */
+interface LatencyCounts { period: number; provider: string; metric: 'duration' | 'ttfb'; counts: Map<number, number> }
+
+interface Aggregates {
+  hourly: DimAgg[];
+  daily: DimAgg[];
+  totals: Map<number, Sums>;
+  latencyHourly: LatencyCounts[];
+  latencyDaily: LatencyCounts[];
+}
+
+/** The rollup targets of one (hour, key, provider, model): consecutive rows of a batch mostly share them. */
+interface Targets {
+  hour: number; keyId: string; provider: string; model: string;
+  hourly: DimAgg; daily: DimAgg; total: Sums;
+  latency: { duration: [LatencyCounts, LatencyCounts]; ttfb: [LatencyCounts, LatencyCounts] };
+}
+
+/**
+ * Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. String
+ * keys are built only when a row's (hour, key, provider, model) differs from the previous row's.
+ */
+function aggregate(rows: readonly UsageRow[]): Aggregates {
+  const hourly = new Map<string, DimAgg>();
+  const daily = new Map<string, DimAgg>();
+  const totals = new Map<number, Sums>();
+  const latencyHourly = new Map<string, LatencyCounts>();
+  const latencyDaily = new Map<string, LatencyCounts>();
+  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string): DimAgg => {
+    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}`;
+    let a = map.get(k);
+    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyName: r.keyName, ...zero() }; map.set(k, a); }
+    return a;
+  };
+  const lat = (map: Map<string, LatencyCounts>, period: number, provider: string, metric: 'duration' | 'ttfb'): LatencyCounts => {
+    const k = `${period}\u0000${provider}\u0000${metric}`;
+    let l = map.get(k);
+    if (!l) { l = { period, provider, metric, counts: new Map() }; map.set(k, l); }
+    return l;
+  };
+  const bump = (l: LatencyCounts, bucket: number) => l.counts.set(bucket, (l.counts.get(bucket) ?? 0) + 1);
+  let t: Targets | undefined;
+  for (const r of rows) {
+    const hour = floorHour(r.startedAt);
+    const model = r.model ?? '';
+    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model) {
+      const day = floorDay(r.startedAt);
+      let total = totals.get(hour);
+      if (!total) { total = zero(); totals.set(hour, total); }
+      t = {
+        hour, keyId: r.keyId, provider: r.provider, model,
+        hourly: dim(hourly, hour, r, model), daily: dim(daily, day, r, model), total,
+        latency: {
+          duration: [lat(latencyHourly, hour, r.provider, 'duration'), lat(latencyDaily, day, r.provider, 'duration')],
+          ttfb: [lat(latencyHourly, hour, r.provider, 'ttfb'), lat(latencyDaily, day, r.provider, 'ttfb')],
+        },
+      };
+    }
+    addRow(t.hourly, r);
+    addRow(t.daily, r);
+    addRow(t.total, r);
+    if (isError(r.status)) continue; // error latencies (fast refusals) would flatter the percentiles
+    const d = latencyBucket(r.durationMs);
+    bump(t.latency.duration[0], d);
+    bump(t.latency.duration[1], d);
+    if (r.ttfbMs !== null) {
+      const b = latencyBucket(r.ttfbMs);
+      bump(t.latency.ttfb[0], b);
+      bump(t.latency.ttfb[1], b);
+    }
+  }
+  const used = (m: Map<string, LatencyCounts>) => [...m.values()].filter((l) => l.counts.size > 0);
+  return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly: used(latencyHourly), latencyDaily: used(latencyDaily) };
+}
+
+const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
+
+export interface PruneResult { requests: number; hourly: number; latency: number }
+
+export class UsageStore {
+  private inserts = new Map<number, StatementSync>();
+  private constructor(readonly db: Database, readonly path: string) {}
+
+  private prepareInsert(n: number): StatementSync {
+    const st = this.db.prepare(insertRequests(n));
+    this.inserts.set(n, st);
+    return st;
+  }
+
+  /** The rollup statements, prepared once: preparing them for every batch was a tenth of its cost. */
+  private readonly statements = new Map<string, StatementSync>();
+  private stmt(sql: string): StatementSync {
+    let st = this.statements.get(sql);
+    if (!st) { st = this.db.prepare(sql); this.statements.set(sql, st); }
+    return st;
+  }
+
+  /**
+   * Opens (creating, 0600) and migrates the database. A file SQLite cannot read is moved aside as
+   * `usage.db.corrupt-<time>` and a fresh one started: history is worth less than a daemon that runs.
+   */
+  static async open(path: string, opts: { log?: (line: string) => void } = {}): Promise<UsageStore> {
+    const { DatabaseSync } = await loadSqlite();
+    const openDb = (): Database => {
+      if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+      const db = new DatabaseSync(path);
+      try {
+        db.exec('PRAGMA busy_timeout = 5000');
+        // auto_vacuum only takes effect before the first table exists: it lets pruning give space back.
+        db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+        db.exec('PRAGMA journal_mode = WAL');
+        // WAL + NORMAL: a committed batch survives a killed process; only a power cut can lose the last one.
+        db.exec('PRAGMA synchronous = NORMAL');
+        migrate(db);
+        return db;
+      } catch (e) {
+        db.close();
+        throw e;
+      }
+    };
+    try {
+      return new UsageStore(openDb(), path);
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (path === ':memory:' || !/not a database|malformed|corrupt/i.test(msg)) throw e;
+      const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      renameSync(path, aside);
+      for (const ext of ['-wal', '-shm']) { try { renameSync(path + ext, aside + ext); } catch { /* absent */ } }
+      opts.log?.(`usage: ${path} could not be read (${msg}); moved it to ${aside} and started a new history`);
+      return new UsageStore(openDb(), path);
+    }
+  }
+
+  /** Writes rows, all their rollups and any bodies in one transaction (all or nothing). */
+  insert(rows: readonly UsageRow[], bodies: readonly BodyRow[] = []): void {
+    if (rows.length === 0 && bodies.length === 0) return;
+    const agg = aggregate(rows);
+    const db = this.db;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const values: SQLInputValue[] = [];
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        const n = Math.min(ROWS_PER_INSERT, rows.length - i);
+        values.length = 0;
+        for (let j = i; j < i + n; j++) pushRequestValues(values, rows[j]!);
+        (this.inserts.get(n) ?? this.prepareInsert(n)).run(...values);
+      }
+      for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
+        const up = this.stmt(upsertDims(table, period));
+        for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyName, ...sumValues(a));
+      }
+      const tot = this.stmt(UPSERT_TOTALS);
+      for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
+      const lat = this.stmt(UPSERT_LATENCY_HOURLY);
+      for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
+      const readHist = this.stmt('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
+      const writeHist = this.stmt('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
+      for (const l of agg.latencyDaily) {
+        const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
+        const hist = parseHist(old?.hist);
+        for (const [b, n] of l.counts) hist[b] = (hist[b] ?? 0) + n;
+        writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
+      }
+      if (bodies.length > 0) {
+        const body = this.stmt('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
+        for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
+      }
+      db.exec('COMMIT');
+    } catch (e) {
+      db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /**
+   * Deletes raw rows started before `rawBefore` and rollups of hours before `rollupBefore`, at most
+   * `chunk` rows per statement so a large backlog never holds the write lock for long.
+   */
+  prune(rawBefore: number, rollupBefore: number, chunk = 5_000): PruneResult {
+    const out: PruneResult = { requests: 0, hourly: 0, latency: 0 };
+    const del = this.db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE started_at < ? ORDER BY started_at LIMIT ?)');
+    for (;;) {
+      const n = Number(del.run(rawBefore, chunk).changes);
+      out.requests += n;
+      if (n < chunk) break;
+    }
+    const delBodies = this.db.prepare('DELETE FROM bodies WHERE rowid IN (SELECT rowid FROM bodies WHERE started_at < ? ORDER BY started_at LIMIT ?)');
+    while (Number(delBodies.run(rawBefore, chunk).changes) === chunk) { /* next chunk */ }
+    const del2 = (sql: string, at: number) => Number(this.db.prepare(sql).run(at).changes);
+    out.hourly = del2('DELETE FROM hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM hourly_totals WHERE hour < ?', rollupBefore)
+      + del2('DELETE FROM daily WHERE day < ?', floorDay(rollupBefore));
+    out.latency = del2('DELETE FROM latency_hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM latency_daily WHERE day < ?', floorDay(rollupBefore));
+    if (out.requests + out.hourly + out.latency > 0) this.db.exec('PRAGMA incremental_vacuum(2000)');
+    return out;
+  }
+
+  /** The stored bodies of one request, if `logBodies` was on when it ran. */
+  body(requestId: string): BodyRow | undefined {
+    const r = this.db.prepare('SELECT request_id, started_at, request, response FROM bodies WHERE request_id = ?').get(requestId) as
+      { request_id: string; started_at: number; request: string | null; response: string | null } | undefined;
+    return r && { requestId: r.request_id, startedAt: r.started_at, request: r.request, response: r.response };
+  }
+
+  /** Which of these requests have stored bodies (for the dashboard's "body" links). */
+  withBodies(requestIds: readonly string[]): Set<string> {
+    if (requestIds.length === 0) return new Set();
+    const rows = this.db.prepare(`SELECT request_id FROM bodies WHERE request_id IN (${requestIds.map(() => '?').join(', ')})`).all(...requestIds) as Array<{ request_id: string }>;
+    return new Set(rows.map((r) => r.request_id));
+  }
+
+  count(): number {
+    return Number((this.db.prepare('SELECT COUNT(*) AS n FROM requests').get() as { n: number }).n);
+  }
+
+  close(): void {
+    if (!this.db.isOpen) return;
+    try {
+      this.db.exec('PRAGMA optimize');
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch { /* best effort: the WAL is replayed on the next open anyway */ }
+    this.db.close();
+  }
+}
