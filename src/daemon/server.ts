@@ -9,7 +9,9 @@ import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
 import { allProviders, findProvider, setConfiguredProviders, type ProviderDescriptor } from '../providers/registry.js';
 import { FILES } from './store/paths.js';
 import { watchStateFile } from './store/watch-file.js';
-import { CHAT_DOOR, handleCountTokens, handleDoor, MESSAGES_DOOR } from './doors/pipeline.js';
+import { CHAT_DOOR } from './doors/chat.js';
+import { MESSAGES_DOOR } from './doors/messages.js';
+import { runDoor } from './doors/runner.js';
 import { handleAdmin, type AdminHooks } from './admin/admin.js';
 import { KeyIndex } from './access/auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
@@ -23,8 +25,8 @@ import type { SecretSource } from './store/secrets.js';
 import { newRequestFacts, publishRefusal, Stats, type RequestFacts } from './observe/tracker.js';
 import { handleModel, handleModels, modelsShape } from './doors/models-list.js';
 import { isGooglePath, isModelsPath, modelRoute } from './doors/model-routes.js';
-import { GEMINI_DOOR, handleGemini } from './doors/gemini.js';
-import { handleResponses, handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
+import { GEMINI_DOOR, geminiCall } from './doors/gemini.js';
+import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
 import { parseResponsesSettings, ResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 
@@ -152,19 +154,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (path === `${MESSAGES_DOOR.path}/count_tokens`) {
       seen.facts = newRequestFacts(MESSAGES_DOOR.mode, null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${path}`);
-      await handleCountTokens(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
+      await runDoor(ctx, MESSAGES_DOOR, req, res, query, seen.facts, { count: true, path, stream: false });
       return;
     }
     if (path === MESSAGES_DOOR.path) {
       seen.facts = newRequestFacts(MESSAGES_DOOR.mode, null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${MESSAGES_DOOR.path}`);
-      await handleDoor(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
+      await runDoor(ctx, MESSAGES_DOOR, req, res, query, seen.facts);
       return;
     }
-    if (path === '/v1/chat/completions') {
-      seen.facts = newRequestFacts('unified', null);
-      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', 'use POST for /v1/chat/completions');
-      await handleDoor(ctx, CHAT_DOOR, req, res, query, seen.facts);
+    if (path === CHAT_DOOR.path) {
+      seen.facts = newRequestFacts(CHAT_DOOR.mode, null);
+      if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${CHAT_DOOR.path}`);
+      await runDoor(ctx, CHAT_DOOR, req, res, query, seen.facts);
       return;
     }
     if (path === RESPONSES_DOOR.path) {
@@ -173,7 +175,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // takes to mean "use HTTP" at once (others make it retry for about 6 s first).
       if (req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket') throw new GatewayError('upgrade_required', `the gateway serves ${RESPONSES_DOOR.path} over HTTP only (POST), not WebSocket`);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for ${RESPONSES_DOOR.path}`);
-      await handleResponses(ctx, req, res, query, seen.facts);
+      await runDoor(ctx, RESPONSES_DOOR, req, res, query, seen.facts);
       return;
     }
     if (path.startsWith(`${RESPONSES_DOOR.path}/`)) {
@@ -183,7 +185,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (models?.method !== undefined && models.id !== undefined) {
       seen.facts = newRequestFacts(GEMINI_DOOR.mode, null);
       if (req.method !== 'POST') throw new GatewayError('method_not_allowed', `use POST for /${models.version}/models/{model}:${models.method}`);
-      await handleGemini(ctx, req, res, { ...models, id: models.id, method: models.method }, path, query, seen.facts);
+      await runDoor(ctx, GEMINI_DOOR, req, res, query, seen.facts, geminiCall({ ...models, id: models.id, method: models.method }, path, query));
       return;
     }
     if (models !== undefined) {

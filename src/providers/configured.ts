@@ -154,7 +154,6 @@ export function toDescriptor(name: string, s: StoredProvider): ProviderDescripto
     basePath: url.pathname.replace(/\/+$/, ''),
     auth: s.noKey ? null : s.auth ?? defaults.auth,
     headers: s.headers ?? {},
-    clientKeyPlacements: defaults.clientKeyPlacements,
     keychainAccount: name,
     keyEnv: keyEnvFor(name),
     modelsPath: s.modelsPath ?? defaults.modelsPath,

@@ -3,7 +3,7 @@
 import type { ProtocolId } from './ir/protocol.js';
 import { ANTHROPIC_VERSION } from './protocols/anthropic/constants.js';
 
-/** Where a client may put its proxy key on a native prefix (Bearer always, plus each SDK's default spot). */
+/** Where a client may put its proxy key (Bearer always, plus each SDK's default spot). */
 export type KeyPlacement = 'bearer' | 'x-api-key' | 'x-goog-api-key' | 'query';
 
 /** The error body shapes the gateway speaks (see src/daemon/http/errors.ts). */
@@ -25,10 +25,15 @@ export interface ProtocolFacts {
    * path (registry.ts `upstreamPath`). Absent: base URLs are roots the SDK appends `/v1/…` to.
    */
   readonly baseVersion?: string;
-  /** For a provider added with this protocol: how its key is sent, where its native prefix takes a proxy key, its models path. */
+  /**
+   * Where this protocol's clients put the proxy key, first match wins: its doors and every native
+   * prefix of a provider that speaks it take it there. Only Gemini's put it in the query (`?key=`);
+   * every prefix strips that parameter before forwarding (http-util's upstreamQuery).
+   */
+  readonly clientKeyPlacements: readonly KeyPlacement[];
+  /** For a provider added with this protocol: how its key is sent, its models path. */
   readonly providerDefaults: {
     readonly auth: { readonly header: string; readonly scheme?: 'Bearer' };
-    readonly clientKeyPlacements: readonly KeyPlacement[];
     readonly modelsPath: string;
   };
 }
@@ -36,18 +41,23 @@ export interface ProtocolFacts {
 export const PROTOCOL_FACTS: Readonly<Record<ProtocolId, ProtocolFacts>> = {
   'openai-chat': {
     defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/chat/completions', baseVersion: '/v1',
-    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, clientKeyPlacements: ['bearer'], modelsPath: '/v1/models' },
+    clientKeyPlacements: ['bearer'],
+    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, modelsPath: '/v1/models' },
   },
   'openai-responses': {
     defaultHeaders: {}, modelIn: 'body', errorShape: 'openai', mainPath: '/v1/responses', baseVersion: '/v1',
-    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, clientKeyPlacements: ['bearer'], modelsPath: '/v1/models' },
+    clientKeyPlacements: ['bearer'],
+    providerDefaults: { auth: { header: 'authorization', scheme: 'Bearer' }, modelsPath: '/v1/models' },
   },
   anthropic: {
     defaultHeaders: { 'anthropic-version': ANTHROPIC_VERSION }, modelIn: 'body', errorShape: 'anthropic', mainPath: '/v1/messages',
-    providerDefaults: { auth: { header: 'x-api-key' }, clientKeyPlacements: ['bearer', 'x-api-key'], modelsPath: '/v1/models' },
+    clientKeyPlacements: ['bearer', 'x-api-key'],
+    providerDefaults: { auth: { header: 'x-api-key' }, modelsPath: '/v1/models' },
   },
   gemini: {
     defaultHeaders: {}, modelIn: 'path', errorShape: 'gemini', mainPath: '/v1beta/models/{model}:generateContent', badKey400: /api key/i,
-    providerDefaults: { auth: { header: 'x-goog-api-key' }, clientKeyPlacements: ['bearer', 'x-goog-api-key', 'query'], modelsPath: '/v1beta/models' },
+    // x-goog-api-key (both SDKs, gemini-cli), `?key=` (REST samples), Bearer (OpenAI-minded tools).
+    clientKeyPlacements: ['x-goog-api-key', 'query', 'bearer'],
+    providerDefaults: { auth: { header: 'x-goog-api-key' }, modelsPath: '/v1beta/models' },
   },
 };

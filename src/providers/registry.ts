@@ -37,8 +37,6 @@ export interface ProviderDescriptor {
   readonly auth: { readonly header: string; readonly scheme?: 'Bearer' } | null;
   /** Headers every upstream call carries unless the client sent its own (OpenRouter's attribution); never a credential. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Where the native prefix accepts a client's proxy key. */
-  readonly clientKeyPlacements: readonly KeyPlacement[];
   /** The keychain account that holds its key, and the env var that overrides it. */
   readonly keychainAccount: string;
   readonly keyEnv: string;
@@ -98,7 +96,6 @@ const anthropic: BuiltinDescriptor = {
   headers: {},
   local: false,
   auth: { header: 'x-api-key' },
-  clientKeyPlacements: ['bearer', 'x-api-key'],
   keychainAccount: 'anthropic',
   keyEnv: 'GATEWAY_ANTHROPIC_API_KEY',
   baseUrlEnv: 'GATEWAY_ANTHROPIC_BASE_URL',
@@ -127,7 +124,6 @@ const openai: BuiltinDescriptor = {
   headers: {},
   local: false,
   auth: { header: 'authorization', scheme: 'Bearer' },
-  clientKeyPlacements: ['bearer'],
   keychainAccount: 'openai',
   keyEnv: 'GATEWAY_OPENAI_API_KEY',
   baseUrlEnv: 'GATEWAY_OPENAI_BASE_URL',
@@ -154,7 +150,6 @@ const gemini: BuiltinDescriptor = {
   headers: {},
   local: false,
   auth: { header: 'x-goog-api-key' },
-  clientKeyPlacements: ['bearer', 'x-goog-api-key', 'query'],
   keychainAccount: 'gemini',
   keyEnv: 'GATEWAY_GEMINI_API_KEY',
   baseUrlEnv: 'GATEWAY_GEMINI_BASE_URL',

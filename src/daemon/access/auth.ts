@@ -14,14 +14,6 @@ import { join } from 'node:path';
 
 export type { KeyPlacement };
 
-/**
- * Where the OpenAI-format doors (/v1/chat/completions, /v1/models) accept the proxy key. A native
- * prefix accepts it where its provider's clients put it (the descriptor's clientKeyPlacements):
- * only Gemini's put it in the query (`?key=`); every prefix strips that parameter before
- * forwarding (http-util's upstreamQuery), but the others do not take it as a credential.
- */
-export const UNIFIED_KEY_PLACEMENTS: readonly KeyPlacement[] = ['bearer'];
-
 export function extractKey(req: IncomingMessage, query: URLSearchParams | null, placements: readonly KeyPlacement[]): string | undefined {
   for (const p of placements) {
     switch (p) {

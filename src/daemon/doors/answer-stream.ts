@@ -8,10 +8,21 @@ import type { Response } from '../../providers/ir/types.js';
 import { answerAsStreamEvents } from '../../providers/ir/answer-events.js';
 import type { QuirkProfile } from '../../providers/quirks.js';
 import type { BodyCapture } from '../observe/body-log.js';
+import { SSE_HEADERS } from '../http/send.js';
+import type { DoorRun } from './door.js';
 import { irUsageToTokens } from '../relay/ir-relay.js';
 import type { RequestTracker } from '../observe/tracker.js';
 
-/** Whether a request is sent without streaming and its answer streamed to the client. */
+/**
+ * Whether a streamed request is sent without streaming and its answer streamed to the client.
+ * Such a request is translated even when the door speaks the provider's protocol: the door's
+ * renderer makes the stream.
+ */
+export function wholeAnswerFor(run: DoorRun): boolean {
+  const quirks = run.route.target.quirks;
+  return quirks !== undefined && streamsFromWholeAnswer(quirks, run.stream, Array.isArray(run.body.tools) && run.body.tools.length > 0);
+}
+
 export function streamsFromWholeAnswer(q: QuirkProfile, stream: boolean, hasTools: boolean): boolean {
   return stream && hasTools && q.toolsWithoutStreaming;
 }
@@ -22,7 +33,7 @@ export function sendAnswerAsStream(
   let text = '';
   for (const ev of answerAsStreamEvents(answer)) text += renderer.push(ev);
   text += renderer.end();
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.writeHead(200, SSE_HEADERS);
   res.end(text);
   capture?.wrote(text);
   tracker.responseIsStream(true);

@@ -3,27 +3,27 @@
 // works the same. The model comes from the URL (model-routes.ts decodes it), the key from where
 // Google's clients put it. Gemini models take the fast path: the body as it came (less the
 // signatures another provider's state rode in), the key swapped, the query kept but for `key`, to
-// the same method and API version at Gemini. Other models go through the IR (translateThrough,
-// countThrough), answered in Google's shapes, errors included.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// the same method and API version at Gemini. Other models go through the IR, answered in Google's
+// shapes, errors included.
 import { FOREIGN_SIGNATURE_MARK, withoutForeignSignatures } from '../../providers/protocols/gemini/client/thought-signature.js';
-import { upstreamProtocol } from '../../providers/registry.js';
-import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../http/errors.js';
-import type { ModelRoute, GeminiMethod } from './model-routes.js';
-import { admit, countThrough, fastPath, jsonObject, newIdSuffix, trackDoor, translateThrough, type Door } from './pipeline.js';
-import type { RequestFacts } from '../observe/tracker.js';
+import { jsonObject } from '../http/json-body.js';
+import { sseData } from '../http/sse.js';
+import { newIdSuffix, type Door, type DoorCall } from './door.js';
+import type { GeminiMethod, ModelRoute } from './model-routes.js';
 
 export const GEMINI_DOOR: Door = {
   mode: 'gemini',
   protocol: 'gemini',
   path: '/v1beta/models/{model}:generateContent',
-  // x-goog-api-key (both SDKs, gemini-cli), `?key=` (REST samples), Bearer (OpenAI-minded tools).
-  keyPlacements: ['x-goog-api-key', 'query', 'bearer'],
   client: async () => (await import('../../providers/protocols/gemini/client/index.js')).geminiClient,
   // Google's response ids are opaque text without a prefix.
   newId: () => newIdSuffix(),
   withoutForeignState: (raw) => (raw.includes(FOREIGN_SIGNATURE_MARK) ? withoutForeignSignatures(jsonObject(raw)) : undefined),
+  // Google's JSON-array stream cannot take an event after the provider's own bytes: it is cut instead.
+  streamError: (error, client, call) => (call.streamFormat === 'sse' ? sseData(client.renderError(error).body) : undefined),
+  // Google answers a model it does not serve with 404 NOT_FOUND, and its clients read it so.
+  modelNotFound: (asked, err) => new GatewayError('unknown_model', `models/${asked} is not found: ${err.message}`, 'model'),
 };
 
 /**
@@ -39,40 +39,14 @@ export function plainGeminiId(model: string): string {
   return model;
 }
 
-const altSse = (query: string): boolean => query !== '' && new URLSearchParams(query).get('alt') === 'sse';
-
-export async function handleGemini(
-  ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, route: ModelRoute & { id: string; method: GeminiMethod },
-  path: string, query: string, facts: RequestFacts,
-): Promise<void> {
-  const door = GEMINI_DOOR;
-  let admitted;
-  try {
-    admitted = await admit(ctx, door, req, query, facts, route.id);
-  } catch (e) {
-    // Google answers a model it does not serve with 404 NOT_FOUND, and clients read it so.
-    if (e instanceof GatewayError && e.code === 'model_not_found') throw new GatewayError('unknown_model', `models/${route.id} is not found: ${e.message}`, 'model');
-    throw e;
-  }
-  const { raw, body, model, p, providerKey } = admitted;
-  const stream = route.method === 'streamGenerateContent';
-  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts, { path, stream });
-  const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
-
-  const protocol = upstreamProtocol(p, model, door.protocol);
-  if (protocol === door.protocol) {
-    let id = '';
-    try { id = plainGeminiId(model); } catch (e) { fail(e as GatewayError); }
-    const providerPath = `/${route.version}/models/${id}:${route.method}`;
-    await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, providerPath, model, tracker, capture, stream);
-    return;
-  }
-  if (route.method === 'countTokens') {
-    await countThrough(ctx, door, p, providerKey, res, body, model, tracker, capture);
-    return;
-  }
-  // The module reads the stream flag from the body (the method says it here).
-  await translateThrough(ctx, door, p, providerKey, res, { ...body, stream }, model, tracker, capture, {
-    protocol, streamFormat: altSse(query) ? 'sse' : 'json-array',
-  });
+/** What a Gemini URL says of its request: the model, the method (count or generate, streamed or not), the framing. */
+export function geminiCall(route: ModelRoute & { id: string; method: GeminiMethod }, path: string, query: string): DoorCall {
+  return {
+    model: route.id,
+    path,
+    count: route.method === 'countTokens',
+    stream: route.method === 'streamGenerateContent',
+    providerPath: (model) => `/${route.version}/models/${plainGeminiId(model)}:${route.method}`,
+    streamFormat: query !== '' && new URLSearchParams(query).get('alt') === 'sse' ? 'sse' : 'json-array',
+  };
 }

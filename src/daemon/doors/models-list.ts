@@ -13,14 +13,14 @@ import { fromModelsList, type ModelEntry } from '../../providers/models-list.js'
 import type { ProviderId } from '../../providers/types.js';
 import { BUILTIN_PROVIDERS, provider as descriptor, maxOutputTokens, providerIds, splitProviderPrefix, upstreamPath, type ProviderDescriptor } from '../../providers/registry.js';
 import { resolveModel } from '../../providers/models.js';
-import { extractKey, UNIFIED_KEY_PLACEMENTS, type KeyPlacement } from '../access/auth.js';
+import { extractKey, type KeyPlacement } from '../access/auth.js';
 import type { Protocol } from '../http/errors.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../http/errors.js';
-import { GEMINI_DOOR } from './gemini.js';
+import { sendJson } from '../http/send.js';
+import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
 import { isKeyParamName } from '../http/http-util.js';
 import type { ModelRoute } from './model-routes.js';
-import { MESSAGES_DOOR } from './pipeline.js';
 import { gatewayCallHeaders } from '../relay/upstream.js';
 
 const TTL_MS = 10 * 60_000;
@@ -53,10 +53,6 @@ async function providerModels(ctx: DaemonContext, p: ProviderId): Promise<{ mode
 
 const aliasEntry = (id: string): ModelEntry => ({ id, object: 'model', created: 0, owned_by: 'alias' });
 
-function sendJson(res: ServerResponse, body: unknown, extra: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra }).end(text);
-}
 
 /** Google's clients name themselves (`x-goog-api-client`) or put the key where only they do. */
 function fromGoogleClient(req: IncomingMessage): boolean {
@@ -79,7 +75,7 @@ export function modelsShape(req: IncomingMessage, route: ModelRoute): Protocol {
 
 /** Where each shape's clients put the proxy key: their door's placements. */
 const PLACEMENTS: Record<Protocol, readonly KeyPlacement[]> = {
-  openai: UNIFIED_KEY_PLACEMENTS, anthropic: MESSAGES_DOOR.keyPlacements, gemini: GEMINI_DOOR.keyPlacements,
+  openai: PROTOCOL_FACTS['openai-chat'].clientKeyPlacements, anthropic: PROTOCOL_FACTS.anthropic.clientKeyPlacements, gemini: PROTOCOL_FACTS.gemini.clientKeyPlacements,
 };
 
 function authenticate(ctx: DaemonContext, req: IncomingMessage, shape: Protocol, query: string): void {
@@ -136,11 +132,11 @@ export async function handleModels(ctx: DaemonContext, req: IncomingMessage, res
   const missing = lists.flatMap((l, i) => (l.unavailable ? [`${ids[i]} (${l.unavailable})`] : [])).join(', ');
   const extra: Record<string, string> = missing ? { 'x-gateway-models-unavailable': missing } : {};
   switch (shape) {
-    case 'openai': sendJson(res, { object: 'list', data: all }, extra); return;
-    case 'gemini': sendJson(res, googlePage(all, new URLSearchParams(query)), extra); return;
+    case 'openai': sendJson(res, 200, { object: 'list', data: all }, extra); return;
+    case 'gemini': sendJson(res, 200, googlePage(all, new URLSearchParams(query)), extra); return;
     case 'anthropic': {
       const data = all.map((m) => anthropicEntry(m, m.id));
-      sendJson(res, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }, extra);
+      sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }, extra);
       return;
     }
     default: { const never: never = shape; return never; }
@@ -158,9 +154,9 @@ export async function handleModel(ctx: DaemonContext, req: IncomingMessage, res:
   }
   // Answered under the name asked for, as OpenAI does: the name a chat request can use.
   switch (shape) {
-    case 'openai': sendJson(res, { ...entry, id }); return;
-    case 'anthropic': sendJson(res, anthropicEntry(entry, id)); return;
-    case 'gemini': sendJson(res, googleEntry(entry, id)); return;
+    case 'openai': sendJson(res, 200, { ...entry, id }); return;
+    case 'anthropic': sendJson(res, 200, anthropicEntry(entry, id)); return;
+    case 'gemini': sendJson(res, 200, googleEntry(entry, id)); return;
     default: { const never: never = shape; return never; }
   }
 }

@@ -1,34 +1,37 @@
 // The Responses door at the root: POST /v1/responses for any routed model, and the stored
 // answers behind it (GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items).
-// OpenAI models take the fast path: the body goes to OpenAI's /v1/responses as it came (model and
-// key changed), and OpenAI keeps its own state. Other models go through the IR; their answers are
-// kept in the gateway's store unless the client says `store: false`, so `previous_response_id`
-// chains work as at OpenAI: the stored conversation is put in front of the new input, and the
-// provider sees the same conversation a client resending its items would send.
+// A provider that speaks Responses (OpenAI) takes the fast path: the body goes to its
+// /v1/responses as it came (model and key changed), and the provider keeps its own state. Other
+// models go through the IR; their answers are kept in the gateway's store unless the client says
+// `store: false`, so `previous_response_id` chains work as at OpenAI: the stored conversation is
+// put in front of the new input, and the provider sees the same conversation a client resending
+// its items would send. The runner (runner.ts) runs POST /v1/responses; `prepare` is this door's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { provider as descriptor, upstreamPath, upstreamProtocol } from '../../providers/registry.js';
+import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
+import { provider as descriptor, upstreamPath } from '../../providers/registry.js';
+import { extractKey } from '../access/auth.js';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../http/errors.js';
 import { readBody, upstreamQuery } from '../http/http-util.js';
-import { relayAsIs } from '../relay/passthrough.js';
+import { sendJson } from '../http/send.js';
+import { sseData } from '../http/sse.js';
+import { RequestTracker } from '../observe/tracker.js';
+import { relayAsIs } from '../relay/relay-as-is.js';
 import { providerHeaders } from '../relay/upstream.js';
-import { extractKey } from '../access/auth.js';
-import { admit, fastPath, newIdSuffix, trackDoor, translateThrough, type Door } from './pipeline.js';
-import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
-import type { UsageTap } from '../relay/native-usage.js';
 import type { KeyRecord } from '../store/keys.js';
 import type { StoredResponse } from '../store/responses.js';
+import { newIdSuffix, type Door, type DoorRun, type Obj } from './door.js';
 
 export const RESPONSES_DOOR: Door = {
   mode: 'responses',
   protocol: 'openai-responses',
   path: '/v1/responses',
-  keyPlacements: ['bearer'],
   client: async () => (await import('../../providers/protocols/openai-responses/client/index.js')).openaiResponsesClient,
   newId: () => `resp_${newIdSuffix()}`,
+  prepare: (run) => prepare(run),
+  // OpenAI's own `error` event (the stream's response object is the provider's, not the gateway's to fail).
+  streamError: (error) => `event: error\n${sseData({ type: 'error', code: error.code ?? error.kind, message: error.message, param: null })}`,
 };
-
-type Obj = Record<string, unknown>;
 
 /** `input` as a list of items: a string is one user message, as OpenAI stores it. */
 function inputItems(input: unknown): unknown[] {
@@ -36,51 +39,50 @@ function inputItems(input: unknown): unknown[] {
   return Array.isArray(input) ? input : [];
 }
 
-export async function handleResponses(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts): Promise<void> {
-  const door = RESPONSES_DOOR;
-  const admitted = await admit(ctx, door, req, query, facts);
-  const { record, raw, body, model, p, providerKey } = admitted;
-  const { tracker, capture } = trackDoor(ctx, door, admitted, req, facts);
-  const fail = (ge: GatewayError): never => { tracker.fail(ge.status, ge.code, ge.message); throw ge; };
-
+/**
+ * Before the path is chosen: a `previous_response_id` chain the gateway holds is put in front of
+ * the input (on any provider, OpenAI's included: it cannot read the gateway's chains); one OpenAI
+ * keeps goes on to OpenAI as it is; and what happens to the answer (kept unless `store: false`).
+ */
+async function prepare(run: DoorRun): Promise<void> {
+  const { ctx, body, key, route } = run;
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
   const own = inputItems(body.input);
   // A chain the gateway holds (its answers came from a model that is not OpenAI's), or one OpenAI keeps.
-  const chain = previousId === null ? undefined : await ctx.responses.conversation(previousId, record.id);
+  const chain = previousId === null ? undefined : await ctx.responses.conversation(previousId, key.id);
   const prior = chain && 'items' in chain ? chain.items : undefined;
   const store = body.store !== false;
 
-  if (upstreamProtocol(p, model, door.protocol) === door.protocol) {
+  if (route.protocol === RESPONSES_DOOR.protocol) {
     // The provider keeps the answer; the gateway records whose it is, for GET /v1/responses/{id}.
-    const remember = store ? (tap: UsageTap) => { const id = tap.responseId(); if (id !== null) ctx.responses.putHeld(id, record.id, p.id); } : undefined;
+    if (store) run.extras.onAnswered = (tap) => { const id = tap.responseId(); if (id !== null) ctx.responses.putHeld(id, key.id, route.p.id); };
     // OpenAI keeps its own chains; one of ours moving to OpenAI is sent whole instead.
-    if (prior === undefined) {
-      await fastPath(ctx, door, p, providerKey, req, res, query, raw, body, door.path, model, tracker, capture, body.stream === true, remember);
-      return;
+    if (prior !== undefined) {
+      const whole: Obj = { ...body, input: [...prior, ...own] };
+      delete whole.previous_response_id;
+      run.body = whole;
+      run.raw = Buffer.from(JSON.stringify(whole), 'utf8');
     }
-    const whole: Obj = { ...body, input: [...prior, ...own] };
-    delete whole.previous_response_id;
-    await fastPath(ctx, door, p, providerKey, req, res, query, Buffer.from(JSON.stringify(whole), 'utf8'), whole, door.path, model, tracker, capture, body.stream === true, remember);
     return;
   }
   if (chain && 'heldBy' in chain) {
     const holder = descriptor(chain.heldBy).displayName;
-    fail(new GatewayError('invalid_request', `previous_response_id: '${previousId}' is kept by ${holder} (it was made on one of its models), so the gateway cannot give it to ${p.displayName}; continue it on one of ${holder}'s models, or send its items as input`, 'previous_response_id'));
+    throw new GatewayError('invalid_request', `previous_response_id: '${previousId}' is kept by ${holder} (it was made on one of its models), so the gateway cannot give it to ${route.p.displayName}; continue it on one of ${holder}'s models, or send its items as input`, 'previous_response_id');
   }
   if (previousId !== null && prior === undefined) {
-    fail(new GatewayError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, 'previous_response_id'));
+    throw new GatewayError('previous_response_not_found', `Previous response with id '${previousId}' not found.`, 'previous_response_id');
   }
-  await translateThrough(ctx, door, p, providerKey, res, prior ? { ...body, input: [...prior, ...own] } : body, model, tracker, capture, {
-    protocol: upstreamProtocol(p, model, door.protocol),
+  if (prior) run.body = { ...body, input: [...prior, ...own] };
+  run.extras.render = {
     echo: { ...body, store },
     onFinal: (answer, json) => {
       if (!store || typeof answer.id !== 'string') return;
       ctx.responses.put({
-        id: answer.id, keyId: record.id, createdAt: ctx.clock(), previousId,
+        id: answer.id, keyId: key.id, createdAt: ctx.clock(), previousId,
         input: withItemIds(own, answer.id), output: Array.isArray(answer.output) ? answer.output : [], response: answer, responseJson: json,
       });
     },
-  });
+  };
 }
 
 /** Input items as input_items lists them: each with an id (the client's, else one derived from the response's). */
@@ -97,7 +99,7 @@ function withItemIds(items: unknown[], responseId: string): unknown[] {
 
 /** `/v1/responses/{id}` and `/v1/responses/{id}/input_items`; `rest` is what follows `/v1/responses/`. */
 export async function handleStoredResponse(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rest: string, query: string): Promise<void> {
-  const record = ctx.keys.authenticate(extractKey(req, null, RESPONSES_DOOR.keyPlacements), 'openai');
+  const record = ctx.keys.authenticate(extractKey(req, null, PROTOCOL_FACTS[RESPONSES_DOOR.protocol].clientKeyPlacements), 'openai');
   if (!req.complete) await readBody(req, ctx.settings.bodyLimitBytes);
   const [id = '', sub, ...more] = rest.split('/');
   if (more.length > 0 || (sub !== undefined && sub !== 'input_items')) throw new GatewayError('not_found', `no route for ${req.method} /v1/responses/${rest}`);
@@ -160,8 +162,3 @@ function listItems(stored: StoredResponse, q: URLSearchParams): Obj {
   return { object: 'list', data: page, first_id: page.length ? idOf(page[0]) : null, last_id: page.length ? idOf(page[page.length - 1]) : null, has_more: items.length > limit };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}

@@ -1,7 +1,9 @@
 // One error type for everything the daemon itself refuses, one code table with fixed statuses, and
 // one serializer per client protocol: OpenAI's error object (unified and /openai), Anthropic's
 // error JSON (/anthropic), Google's error JSON (/gemini).
+import type { ServerResponse } from 'node:http';
 import type { ErrorShape } from '../../providers/protocol-facts.js';
+import { sendJson } from './send.js';
 
 /** The error shape a route answers in (its protocol's; see protocol-facts.ts). */
 export type Protocol = ErrorShape;
@@ -62,8 +64,6 @@ export function toErrorBody(err: GatewayError, protocol: Protocol): unknown {
 }
 
 /** Writes an error response (headers not yet sent). */
-export function sendError(res: import('node:http').ServerResponse, err: GatewayError, protocol: Protocol): void {
-  const body = JSON.stringify(toErrorBody(err, protocol));
-  res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+export function sendError(res: ServerResponse, err: GatewayError, protocol: Protocol): void {
+  sendJson(res, err.status, toErrorBody(err, protocol));
 }

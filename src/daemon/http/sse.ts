@@ -79,3 +79,17 @@ export function sseData(payload: unknown): string {
 }
 
 export const SSE_DONE = 'data: [DONE]\n\n';
+
+/** A stream whose events' data are rewritten one by one (`edit` returns null to drop one); only data lines are kept. */
+export function rewriteEvents(edit: (data: string) => string | null): { push(chunk: Buffer): string; end(): string } {
+  const parser = new SseParser();
+  const text = (events: SseEvent[]): string => {
+    let out = '';
+    for (const ev of events) {
+      const data = edit(ev.data);
+      if (data !== null) out += `data: ${data}\n\n`;
+    }
+    return out;
+  };
+  return { push: (chunk) => text(parser.push(chunk)), end: () => text(parser.end()) };
+}

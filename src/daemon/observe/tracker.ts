@@ -88,7 +88,7 @@ export class RequestTracker {
   private chunks = 0;
   private bytes = 0;
   private lastProgress = 0;
-  private done = false;
+  private ended = false;
   private streaming: boolean | undefined;
   private readonly announcedStream: boolean;
   private onDone: (() => void) | undefined;
@@ -102,6 +102,9 @@ export class RequestTracker {
   }
 
   get elapsedMs(): number { return performance.now() - this.t0; }
+
+  /** The request's finished or failed event is out: its record is complete. */
+  get done(): boolean { return this.ended; }
 
   /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
   whenDone(fn: () => void): void { this.onDone = fn; }
@@ -130,16 +133,16 @@ export class RequestTracker {
   }
 
   finish(status: number, usage: TokenUsage = {}, model: string | null = null): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.ended) return;
+    this.ended = true;
     this.stats.end();
     if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
     this.onDone?.();
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.ended) return;
+    this.ended = true;
     this.stats.end();
     if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
     this.onDone?.();

@@ -20,7 +20,7 @@ export function irUsageToTokens(u: Usage | undefined): TokenUsage {
 }
 
 /** The neutral kind of a failure the gateway itself saw mid-stream. */
-function kindOf(code: string): ErrorKind {
+export function kindOf(code: string): ErrorKind {
   switch (code) {
     case 'upstream_interrupted': return 'stream_broken';
     case 'upstream_timeout': return 'timeout';

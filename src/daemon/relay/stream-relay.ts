@@ -1,27 +1,16 @@
-// The streaming half of a door's request: upstream SSE bytes → the client's frames (through the
-// hub, ir-relay.ts; or OpenAI's own chunks, filtered, on the Chat door's same-protocol path), written
-// chunk by chunk as they arrive, with the request's accounting at the end. Every microsecond per
-// chunk shows in the client's latency.
+// The streaming half of a translated door request: upstream SSE bytes → the client's frames
+// (through the hub, ir-relay.ts), written chunk by chunk as they arrive, with the request's
+// accounting at the end. Every microsecond per chunk shows in the client's latency.
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { OpenAIStreamFilter } from '../../providers/openai/stream.js';
-import type { OpenAIErrorBody, OpenAIUsage, ProviderId, SseEvent } from '../../providers/types.js';
+import type { ProviderId } from '../../providers/types.js';
 import type { BodyCapture } from '../observe/body-log.js';
 import type { DaemonContext } from '../context.js';
 import type { TokenUsage } from '../observe/events.js';
 import { write } from '../http/http-util.js';
-import { openaiUsage } from './native-usage.js';
-import { SseParser, sseData, SSE_DONE } from '../http/sse.js';
 import type { RequestTracker } from '../observe/tracker.js';
 import type { BodySink } from './upstream-call.js';
 import { GatewayError } from '../http/errors.js';
-
-/** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too), read as native answers' are. */
-export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
-  const out: TokenUsage = {};
-  openaiUsage(u as Record<string, unknown> | undefined, out);
-  return out;
-}
 
 /**
  * Turns upstream bytes into the text the client gets, synchronously (bench/stream-translate.ts
@@ -45,49 +34,10 @@ export interface StreamRelay {
   model(): string | undefined;
 }
 
-const failure = (e: OpenAIErrorBody) => ({ code: e.error.code ?? e.error.type, message: e.error.message });
-
-/** A gateway error as the one `data:` error event of an OpenAI-format stream. */
-function openAIErrorFrame(ge: GatewayError): string {
-  const error: OpenAIErrorBody = { error: { message: ge.message, type: 'server_error', param: null, code: ge.code } };
-  return sseData(error);
-}
-
 /** logBodies: the same relay, keeping a copy of the text the client gets (no per-chunk work when off). */
 function capturing(relay: StreamRelay, capture: BodyCapture): StreamRelay {
   const kept = (text: string): string => { capture.wrote(text); return text; };
   return { ...relay, push: (chunk) => kept(relay.push(chunk)), end: () => kept(relay.end()) };
-}
-
-export function createOpenAIRelay(filter: OpenAIStreamFilter): StreamRelay {
-  const parser = new SseParser();
-  let failed: OpenAIErrorBody | undefined;
-  let chunks = 0;
-  const next = (events: SseEvent[], eof: boolean): string => {
-    let text = '';
-    for (const ev of events) {
-      const data = filter.filter(ev);
-      if (data === null) continue;
-      if (data.startsWith('{"error"')) {
-        try { const e = JSON.parse(data) as OpenAIErrorBody; if (e.error) failed = e; } catch { /* not an error object */ }
-      }
-      text += `data: ${data}\n\n`;
-      chunks++;
-      if (filter.sawDone() || failed) break;
-    }
-    if (eof && !filter.sawDone() && !failed) text += SSE_DONE;
-    return text;
-  };
-  return {
-    push: (chunk) => next(parser.push(chunk), false),
-    end: () => next(parser.end(), true),
-    completed: () => filter.sawDone() || failed !== undefined,
-    failed: () => (failed ? failure(failed) : undefined),
-    usage: () => usageToTokens(filter.usage()),
-    outputTokens: () => filter.usage()?.completion_tokens ?? chunks,
-    model: () => filter.model(),
-    errorFrame: openAIErrorFrame,
-  };
 }
 
 /** After the client has everything, a provider may still send this much, read and dropped, before its connection is closed. */

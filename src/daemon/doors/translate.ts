@@ -1,0 +1,74 @@
+// Through the IR: the door's protocol module parses the client's body, the provider protocol's
+// builds the call; the provider's answer, stream or error comes back through its reader and the
+// door's renderer. Streams are relayed chunk by chunk (relay/stream-relay.ts), never held back.
+import type { RenderContext } from '../../providers/ir/protocol.js';
+import { loadedProviderSide, providerSide } from '../../providers/protocols/provider-sides.js';
+import { upstreamPath } from '../../providers/registry.js';
+import { GatewayError } from '../http/errors.js';
+import { sendJsonText, SSE_HEADERS } from '../http/send.js';
+import { irUsageToTokens, createIrRelay } from '../relay/ir-relay.js';
+import { createRelaySink } from '../relay/stream-relay.js';
+import { callUpstream, type CallOutcome, type OpenStream } from '../relay/upstream-call.js';
+import { gatewayCallHeaders } from '../relay/upstream.js';
+import { sendAnswerAsStream, wholeAnswerFor } from './answer-stream.js';
+import { clientOf, loadedClient } from './clients.js';
+import type { DoorRun } from './door.js';
+import { answerError } from './provider-error.js';
+
+export async function translateThrough(run: DoorRun): Promise<void> {
+  const { ctx, door, route, res, tracker, capture } = run;
+  const { p, model, protocol, target } = route;
+  const client = loadedClient(door) ?? await clientOf(door);
+  const upstream = loadedProviderSide(protocol) ?? await providerSide(protocol);
+  const wholeAnswer = wholeAnswerFor(run);
+  // The door's module reads the stream flag from the body (Gemini's URL says it: the call does).
+  const ir = client.parseRequest(run.call.stream === undefined ? run.body : { ...run.body, stream: run.stream }, target);
+  const call = upstream.buildRequest(wholeAnswer ? { ...ir, stream: false } : ir, target);
+  const stream = run.stream && !wholeAnswer;
+  // A model shown on another provider's door is `provider/<its id>`; on its own protocol's door
+  // (a request translated only for a quirk) the provider's own id, as its fast path shows it.
+  const prefix = protocol === door.protocol ? '' : `${p.id}/`;
+  const rctx: RenderContext = {
+    model: `${prefix}${model}`, modelPrefix: prefix, created: ctx.now(), fallbackId: door.newId(),
+    includeUsage: door.includeUsage?.(run.body) === true, ...run.extras.render,
+  };
+  if (run.call.streamFormat) rctx.streamFormat = run.call.streamFormat;
+
+  const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
+    res.writeHead(200, rctx.streamFormat === 'json-array' ? { ...SSE_HEADERS, 'content-type': 'application/json; charset=utf-8' } : SSE_HEADERS);
+    res.flushHeaders();
+    const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
+    return createRelaySink(ctx, p.id, res, tracker, relay, model, capture, done);
+  };
+  let outcome: CallOutcome;
+  try {
+    outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
+      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
+      headers: gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
+    }, res, openStream);
+  } catch (err) {
+    throw err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err);
+  }
+  if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
+  if (outcome.kind === 'streamed') return;
+  if (outcome.kind === 'cut') throw ctx.upstreams.failure(p.id, outcome.err, 'response');
+  if (outcome.status >= 400) {
+    await answerError(run, protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
+    return;
+  }
+  let json: unknown;
+  try { json = JSON.parse(outcome.text); } catch {
+    throw new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`);
+  }
+  const answer = upstream.readResponse(json, target);
+  if (wholeAnswer) {
+    sendAnswerAsStream(res, client.createStreamRenderer(rctx), answer, tracker, model, capture);
+    return;
+  }
+  const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${prefix}${answer.model}` } : rctx);
+  const text = JSON.stringify(rendered);
+  rctx.onFinal?.(rendered as Record<string, unknown>, text);
+  tracker.wrote(sendJsonText(res, 200, text));
+  capture?.wrote(text);
+  tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
+}
