@@ -194,7 +194,8 @@ class NativeRelay extends ClientBoundCall {
       const ge = this.upstreams.failure(this.provider, err, this.streaming ? 'stream' : 'response');
       const frame = this.status < 300 ? this.opts.forDoor?.streamError?.(ge) : undefined;
       if (frame !== undefined && !this.res.destroyed) {
-        const tail = this.rewrite?.end() ?? '';
+        // After a blank line: the provider may have stopped inside an event.
+        const tail = `${this.rewrite?.end() ?? ''}\n\n`;
         this.opts.capture?.wrote(tail + frame);
         tracker.wrote(tail.length + frame.length);
         this.res.end(tail + frame);
