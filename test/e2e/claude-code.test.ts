@@ -1,14 +1,18 @@
-// Claude Code itself (from npm, headless `claude -p`, offline) against the gateway's root, on a GPT
+// Claude Code itself (from npm, headless `claude -p`, offline) against the gateway's root. On a GPT
 // model and a Gemini model served by mock providers: it talks Anthropic Messages to the gateway,
-// which translates to each provider's own protocol. The mock asks Claude Code to read a file with
+// which translates to each provider's own protocol; the mock asks Claude Code to read a file with
 // its Read tool and answers with what the tool returned, so a full tool round trip is proven by
-// the printed answer.
+// the printed answer. On a Claude model: the fast path, where each request reaches Anthropic as
+// Claude Code sent it (a recording hop in front of the gateway keeps the original), only the
+// model and the key changed.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MockHandler, MockReply, Recorded } from '../helpers/mock-provider.js';
+import { MOCK_TEXT, type MockHandler, type MockReply, type Recorded } from '../helpers/mock-provider.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -65,11 +69,11 @@ const geminiReader: MockHandler = (r) => {
   return m[2] === 'generateContent' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(resp) } : sse([`data: ${JSON.stringify(resp)}\r\n\r\n`]);
 };
 
-function runClaude(model: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runClaude(model: string, prompt: string, baseUrl = gw.url): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const home = mkdtempSync(join(tmpdir(), 'gateway-claude-home-'));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: home, TERM: 'dumb',
-    ANTHROPIC_BASE_URL: gw.url, ANTHROPIC_AUTH_TOKEN: gw.key,
+    ANTHROPIC_BASE_URL: baseUrl, ANTHROPIC_AUTH_TOKEN: gw.key,
     ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_HAIKU_MODEL: model, ANTHROPIC_SMALL_FAST_MODEL: model,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1',
   };
@@ -106,5 +110,77 @@ describe('Claude Code through the gateway on foreign models', () => {
     expect(withResult).toBeDefined();
     const modelTurn = withResult!.contents.find((c: any) => c.role === 'model' && c.parts.some((p: any) => p.functionCall));
     expect(modelTurn.parts.find((p: any) => p.functionCall).thoughtSignature).toBe('c2lnbmF0dXJl');
+  }, 120_000);
+});
+
+/**
+ * A loopback hop in front of the gateway that keeps every request exactly as the client sent it
+ * (method, URL, headers, body bytes) and passes it on unchanged, streaming the answer back.
+ */
+async function startRecordingHop(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+  const to = new URL(target);
+  const requests: Recorded[] = [];
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(parts);
+      requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, aborted: false });
+      const headers: IncomingHttpHeaders = { ...req.headers, host: to.host };
+      const up = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** Headers a hop rewrites by nature (framing, host, compression) or that carry the credential. */
+const NOT_FORWARDED_AS_IS = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'accept-encoding', 'authorization', 'x-api-key']);
+
+describe('Claude Code through the gateway on a Claude model (the fast path)', () => {
+  it('each request reaches Anthropic byte for byte but the model and the key, and Claude Code prints Anthropic\'s answer', async () => {
+    gw.mocks.anthropic.setHandler(undefined); // Anthropic's own answer: MOCK_TEXT, streamed
+    const hop = await startRecordingHop(gw.url);
+    try {
+      const upstreamBefore = gw.mocks.anthropic.requests.length;
+      const r = await runClaude('anthropic/claude-opus-5', 'Say hello.', hop.url);
+      expect(r.stdout, r.stderr).toContain(MOCK_TEXT);
+      expect(r.code).toBe(0);
+
+      const sent = hop.requests.filter((q) => q.method === 'POST' && q.url.startsWith('/v1/messages'));
+      const received = gw.mocks.anthropic.requests.slice(upstreamBefore);
+      expect(sent.length).toBeGreaterThan(0);
+      expect(received).toHaveLength(sent.length);
+      for (const client of sent) {
+        const raw = client.body.toString('utf8');
+        expect(JSON.parse(raw).model).toBe('anthropic/claude-opus-5');
+        // The top-level model's value is the one change to the body: the rest is Claude Code's own bytes.
+        const expected = raw.replace('"model":"anthropic/claude-opus-5"', '"model":"claude-opus-5"');
+        const up = received.find((u) => u.body.toString('utf8') === expected);
+        expect(up, `no upstream request carried Claude Code's body for ${client.url} unchanged`).toBeDefined();
+        expect(JSON.parse(up!.body.toString('utf8'))).toStrictEqual({ ...JSON.parse(raw), model: 'claude-opus-5' });
+        expect(up!.url).toBe(client.url); // ?beta=true kept
+        // Every header Claude Code sent arrives as it sent it (anthropic-version, anthropic-beta, its user agent…)…
+        for (const [name, value] of Object.entries(client.headers)) {
+          if (!NOT_FORWARDED_AS_IS.has(name)) expect(up!.headers[name], name).toEqual(value);
+        }
+        // …but its credential: the proxy key is replaced by Anthropic's key, in Anthropic's header.
+        expect(client.headers.authorization).toBe(`Bearer ${gw.key}`);
+        expect(up!.headers['x-api-key']).toBe(gw.mocks.anthropic.key);
+        expect(up!.headers.authorization).toBeUndefined();
+        expect(JSON.stringify(up!.headers) + up!.url + up!.body.toString('utf8')).not.toContain(gw.key);
+      }
+    } finally {
+      await hop.close();
+    }
   }, 120_000);
 });
