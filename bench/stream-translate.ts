@@ -42,9 +42,8 @@ interface Case { name: string; streams: Buffer[][]; relay: () => Relay }
 /** The relay of each provider, built the way /v1/chat/completions builds it (no include_usage): through the hub for Anthropic and Gemini. */
 async function casesOf(dir: string): Promise<Case[]> {
   const mod = (p: string) => import(pathToFileURL(join(dir, p)).href);
-  const unified = await mod('daemon/relay/stream-relay.js');
   const { createIrRelay } = await mod('daemon/relay/ir-relay.js');
-  const { createOpenAIStreamFilter } = await mod('providers/openai/stream.js');
+  const openai = await openaiFastPath(mod);
   const { openaiChatClient } = await mod('providers/protocols/openai-chat/client/index.js');
   const { anthropicProvider } = await mod('providers/protocols/anthropic/provider/index.js');
   const { geminiProvider } = await mod('providers/protocols/gemini/provider/index.js');
@@ -54,10 +53,33 @@ async function casesOf(dir: string): Promise<Case[]> {
     createIrRelay(upstream.createStreamReader(target(provider, model, protocol)), openaiChatClient.createStreamRenderer(rctx(provider)));
   const label = DIRS.length > 1 ? ` ${dir.replace(ROOT + '/', '')}` : '';
   return [
-    { name: `openai${label}`, streams: STREAMS.openai, relay: () => unified.createOpenAIRelay(createOpenAIStreamFilter(false)) },
+    { name: `openai${label}`, streams: STREAMS.openai, relay: openai },
     { name: `anthropic${label}`, streams: STREAMS.anthropic, relay: hub(anthropicProvider, 'anthropic', 'claude-opus-5', 'anthropic') },
     { name: `gemini${label}`, streams: STREAMS.gemini, relay: hub(geminiProvider, 'gemini', 'gemini-3.5-flash', 'gemini') },
   ];
+}
+
+/**
+ * The Chat door's fast path for an OpenAI stream the client asked no usage of: the provider's
+ * events less the usage chunk, and the usage tap reading the provider's own bytes. A build from
+ * before the door runner (no doors/chat.js) has its own relay for this, measured instead.
+ */
+async function openaiFastPath(mod: (p: string) => Promise<any>): Promise<() => Relay> {
+  try {
+    const { CHAT_DOOR } = await mod('daemon/doors/chat.js');
+    const { createNativeUsageTap } = await mod('daemon/relay/native-usage.js');
+    return () => {
+      const rewrite = CHAT_DOOR.rewriteStream({ stream: true });
+      const tap = createNativeUsageTap('openai-chat', 'text/event-stream');
+      let done = false;
+      const seen = (text: string): string => { if (text.includes('data: [DONE]')) done = true; return text; };
+      return { push: (b) => { const t = seen(rewrite.push(b)); tap.push(b); return t; }, end: () => seen(rewrite.end()), completed: () => done };
+    };
+  } catch {
+    const unified = await mod('daemon/relay/stream-relay.js').catch(() => mod('daemon/stream-relay.js'));
+    const { createOpenAIStreamFilter } = await mod('providers/openai/stream.js');
+    return () => unified.createOpenAIRelay(createOpenAIStreamFilter(false));
+  }
 }
 
 let sink = 0; // keeps the output alive so nothing is optimised away
