@@ -1,6 +1,6 @@
 // Quirk profiles: how an OpenAI-Chat-compatible server departs from OpenAI's own API, as data. A
 // provider descriptor names its profile (`quirks: 'deepseek'`); the Chat builder and readers
-// (protocols/openai-chat/provider/*) and the Chat fast path (daemon/chat-same-protocol.ts) read
+// (protocols/openai-chat/provider/*) and the Chat door's fast path (daemon/doors/chat.ts) read
 // the switches here and nothing else: no code anywhere asks which provider it is talking to.
 // Every switch cites where the provider documents the behaviour (README "Quirks" has the table).
 // A profile only touches Chat Completions traffic: native prefixes stay byte for byte.

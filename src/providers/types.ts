@@ -1,5 +1,6 @@
-// The OpenAI Chat Completions shapes the unified endpoint speaks, and the interface each
-// translating provider (Anthropic, Gemini) implements. Everything here is pure data: no I/O.
+// The OpenAI Chat Completions shapes the Chat door reads and writes, and the few types every
+// protocol module shares (a translator's refusal, a parsed SSE event, an upstream call). The
+// protocol modules' own interfaces are in ir/protocol.ts. Everything here is pure data: no I/O.
 
 /** A provider's id in the registry (src/providers/registry.ts). */
 export type ProviderId = string;
@@ -84,33 +85,12 @@ export interface ChatCompletion {
   usage?: OpenAIUsage;
 }
 
-export interface ToolCallDelta {
-  index: number;
-  id?: string;
-  type?: 'function';
-  function?: { name?: string; arguments?: string };
-}
-
-export interface ChatCompletionChunk {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: Array<{
-    index: number;
-    delta: { role?: 'assistant'; content?: string | null; refusal?: string | null; tool_calls?: ToolCallDelta[] };
-    logprobs: null;
-    finish_reason: FinishReason | null;
-  }>;
-  usage?: OpenAIUsage | null;
-}
-
 /** OpenAI's error object, the shape every unified-endpoint error takes. */
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-// ---- translation interfaces ------------------------------------------------------------------
+// ---- shared by the protocol modules -----------------------------------------------------------
 
 /** A client-side problem found while translating: becomes a 400 OpenAI error naming `param`. */
 export class TranslationError extends Error {

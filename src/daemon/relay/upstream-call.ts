@@ -1,4 +1,4 @@
-// The upstream call of a door's request (pipeline.ts), made with undici's dispatch API: no body stream,
+// The upstream call of a door's translated request or token count (doors/translate.ts, count.ts), made with undici's dispatch API: no body stream,
 // no async iteration, no AbortController. A whole answer (JSON, or any error status) is collected
 // chunk by chunk up to a cap; a stream's chunks go straight to its relay (stream-relay.ts). A
 // client that goes away aborts the upstream request through undici's controller.

@@ -1,6 +1,6 @@
 // A Chat Completions body made acceptable to a server with a quirk profile (quirks.ts). It works
 // on the wire body, so the same function serves the translated path (build-request.ts, after the
-// IR is built) and the Chat fast path (daemon/chat-same-protocol.ts, on the client's own body):
+// IR is built) and the Chat door's fast path (daemon/doors/chat.ts, on the client's own body):
 // one place per quirk. What it cannot send it refuses with a TranslationError naming the field.
 // The input is never modified; untouched parts are shared with the result.
 import { createHash } from 'node:crypto';
