@@ -1,7 +1,9 @@
-// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare]`:
+// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare] [--dir BUILD]…`:
 // a quick check while working on the hot path — the floor and the daemon, pinned as in the bench,
 // alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
-// Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
+// With `--dir` (repeatable) the daemons of those builds (a `dist/` of another commit) run in turn
+// beside the floor, so two builds are compared in the same run. Not the benchmark of record
+// (`npm run bench` is): no interference checks, no report file.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDaemon } from './build.ts';
@@ -16,22 +18,27 @@ const MODEL = arg('--model', 'gpt-5.4');
 
 async function main(): Promise<void> {
   pinSelf(1);
-  const build = buildDaemon(argv.includes('--no-build'));
+  const dirs = argv.flatMap((a, i) => (argv[i - 1] === '--dir' ? [a] : []));
+  if (dirs.length === 0) dirs.push(buildDaemon(argv.includes('--no-build')).dir);
   const mock = await startServer<{ port: number }>('mock', 1, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0']);
   const origin = `http://127.0.0.1:${mock.info.port}`;
   const floor = await startServer<{ port: number; pid: number }>('floor', 0, [process.execPath, join(BENCH_DIR, 'floor.ts'), origin]);
-  const daemon = await startServer<{ port: number; pid: number; proxyKey: string }>('daemon', 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
+  const daemons = [];
+  for (const [i, dir] of dirs.entries()) {
+    const d = await startServer<{ port: number; pid: number; proxyKey: string }>(`daemon${i}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
+    daemons.push({ name: dirs.length === 1 ? 'daemon' : dir, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.proxyKey}` } });
+  }
   const bodyFile = join(BENCH_DIR, 'results', '.ab-body.json');
   // --body: the daemon's request body as given (another door's shape); the model still comes from --model.
   const body = argv.includes('--body') ? { ...JSON.parse(arg('--body', '{}')), model: MODEL } : { model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 };
   writeFileSync(bodyFile, JSON.stringify(body));
   const targets = [
     { name: 'floor', port: floor.info.port, pid: floor.info.pid, path: MODEL.startsWith('claude') ? '/v1/messages' : '/v1/chat/completions', headers: {} },
-    { name: 'daemon', port: daemon.info.port, pid: daemon.info.pid, path: PATH, headers: { authorization: `Bearer ${daemon.info.proxyKey}` } },
+    ...daemons,
   ];
   for (const t of targets) await runWrk({ ...t, bodyFile, connections: 16, seconds: 2 }, 1);
   for (const c of [1, 16, 64]) {
-    const res: Record<string, { rps: number[]; cpu: number[] }> = { floor: { rps: [], cpu: [] }, daemon: { rps: [], cpu: [] } };
+    const res: Record<string, { rps: number[]; cpu: number[] }> = Object.fromEntries(targets.map((t) => [t.name, { rps: [], cpu: [] }]));
     for (let rep = 0; rep < REPS; rep++) {
       for (const t of targets) {
         const cpu0 = cpuUs(t.pid);
@@ -41,9 +48,12 @@ async function main(): Promise<void> {
         res[t.name]!.cpu.push((cpuUs(t.pid) - cpu0) / r.requests);
       }
     }
-    const f = res.floor!; const d = res.daemon!;
-    const ratios = d.rps.map((x, i) => x / f.rps[i]!);
-    log(`c=${c}: floor ${median(f.rps).toFixed(0)} req/s ${median(f.cpu).toFixed(0)} µs/req · daemon ${median(d.rps).toFixed(0)} req/s ${median(d.cpu).toFixed(0)} µs/req · ratio ${(median(ratios) * 100).toFixed(0)}% (${ratios.map((x) => (x * 100).toFixed(0)).join(' ')})`);
+    const f = res.floor!;
+    for (const t of daemons) {
+      const d = res[t.name]!;
+      const ratios = d.rps.map((x, i) => x / f.rps[i]!);
+      log(`c=${c}: floor ${median(f.rps).toFixed(0)} req/s ${median(f.cpu).toFixed(0)} µs/req · ${t.name} ${median(d.rps).toFixed(0)} req/s ${median(d.cpu).toFixed(0)} µs/req · ratio ${(median(ratios) * 100).toFixed(0)}% (${ratios.map((x) => (x * 100).toFixed(0)).join(' ')})`);
+    }
   }
   await stopAll();
 }

@@ -14,7 +14,12 @@ import { pathToFileURL } from 'node:url';
 const buildDir = resolve(process.argv[2]!);
 const origin = process.argv[3]!;
 const bare = process.argv.includes('--bare');
-const mod = (p: string) => import(pathToFileURL(join(buildDir, p)).href);
+// A module of the build by its path; a build from before the daemon's folders (bench/ab.ts --dir
+// an older commit) has it at its old path, given second.
+const mod = (p: string, before?: string) => import(pathToFileURL(join(buildDir, p)).href).catch((e: unknown) => {
+  if (before === undefined) throw e;
+  return import(pathToFileURL(join(buildDir, before)).href);
+});
 
 const { KeyStore } = await mod('daemon/store/keys.js');
 Object.assign(process.env, {
@@ -34,7 +39,7 @@ let adminToken: string;
 if (bare) {
   const { startDaemon } = await mod('daemon/server.js');
   const { staticSecrets } = await mod('daemon/store/secrets.js');
-  const { originsFromEnv } = await mod('daemon/relay/upstream.js');
+  const { originsFromEnv } = await mod('daemon/relay/upstream.js', 'daemon/upstream.js');
   const daemon = await startDaemon({ port: 0, stateDir, secrets: staticSecrets({ openai: 'sk-bench-openai', anthropic: 'sk-ant-bench', gemini: 'bench-gemini-key' }), origins: originsFromEnv(process.env) });
   ({ url, adminToken } = daemon);
   const stop = () => { void daemon.close(500).finally(() => process.exit(0)); };
@@ -42,7 +47,7 @@ if (bare) {
   process.once('SIGINT', stop);
 } else {
   const { runDaemon } = await mod('daemon/main.js');
-  const { batchedLog } = await mod('daemon/observe/log-writer.js');
+  const { batchedLog } = await mod('daemon/observe/log-writer.js', 'daemon/log-writer.js');
   const logFd = openSync(join(stateDir, 'daemon.log'), 'a', 0o600);
   // runDaemon drains and exits on SIGTERM/SIGINT itself.
   url = (await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log })).url;
