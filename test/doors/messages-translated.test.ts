@@ -190,7 +190,8 @@ describe('Messages door → Gemini calls without ids (as gemini-2.5-flash answer
     expect(new Set(uses.map((u) => u.id)).size).toBe(2);
     for (const u of uses) expect(u.id).toMatch(/^[a-zA-Z0-9_-]+$/);
 
-    const results: Anthropic.ToolResultBlockParam[] = uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: u.name === 'get_weather' ? '{"temp_c":3}' : '{"time":"14:05"}' }));
+    // Answered in the other order, as a client whose second tool finished first may.
+    const results: Anthropic.ToolResultBlockParam[] = uses.map((u): Anthropic.ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: u.id, content: u.name === 'get_weather' ? '{"temp_c":3}' : '{"time":"14:05"}' })).reverse();
     const second = await client.messages.create({ model, max_tokens: 256, tools: [weather, clock], messages: [ask, { role: 'assistant', content: first.content }, { role: 'user', content: results }] });
     expect(second.content).toEqual([{ type: 'text', text: FINAL_TEXT }]);
     const sent = upstreamBody('gemini');
