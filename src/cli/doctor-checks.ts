@@ -1,11 +1,13 @@
 // The checks behind `gateway doctor`. Each returns what it found and, when it fails, the fix; a
 // check that passes with a caveat is a warning (ok, with `warning: true`). No check prints or
-// returns a secret: provider keys are reported by origin only.
+// returns a secret: provider keys are reported by origin only, the running daemon's when one runs.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
 import { allProviders, provider as descriptor } from '../providers/registry.js';
-import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from './daemon-client.js';
+import type { KeyOrigin } from '../daemon/access/provider-keys.js';
+import type { SecretOrigin } from '../daemon/store/secrets.js';
+import { adminRequest, configuredPort, DEFAULT_HOST, findDaemon, healthy, readDaemonRecord, type DaemonStatus } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
 import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
 import { gatewayCmd } from './invocation.js';
@@ -48,12 +50,30 @@ function checkStateDir(dir: string): Check[] {
   return checks;
 }
 
+/** Where the running daemon's provider keys come from; undefined when none runs, or it does not say. */
+async function daemonKeyOrigins(dir: string): Promise<Record<string, KeyOrigin> | undefined> {
+  if (!findDaemon(dir)) return undefined;
+  try {
+    return (await adminRequest<DaemonStatus>(dir, 'GET', 'status')).providerKeys;
+  } catch {
+    return undefined; // the daemon check says what is wrong with it
+  }
+}
+
 async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const { createSecretSource } = await import('../daemon/store/secret-source.js');
   const source = createSecretSource({ dir, env });
   const checks: Check[] = [];
   // Providers that take no key (local servers) have nothing to look up.
-  const lookups = await Promise.all(allProviders().filter((p) => p.auth).map((p) => source.inspect(p.id)));
+  const [lookups, daemonKeys] = await Promise.all([Promise.all(allProviders().filter((p) => p.auth).map((p) => source.inspect(p.id))), daemonKeyOrigins(dir)]);
+  // A running daemon's keys are what requests get, and its environment need not be this shell's:
+  // its answer wins; this shell's lookup stands for a daemon that is not running.
+  const origin = (p: string): SecretOrigin | undefined => {
+    const held = daemonKeys?.[p];
+    if (held === undefined) return lookups.find((l) => l.provider === p)?.secret?.origin;
+    return held === 'none' ? undefined : held;
+  };
+  const inDaemon = (p: string): boolean => daemonKeys?.[p] !== undefined;
   // The lookups already asked the keychain; don't wait for a hung one twice.
   const failed = lookups.find((l) => l.keychainError)?.keychainError;
   try {
@@ -66,17 +86,20 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
     // Provider keys from the environment (or the insecure file) with no keychain at all is how
     // SSH boxes, containers and CI run: it works, with one caveat. No key from anywhere is broken.
     const where = { environment: 'the environment', 'insecure-file': 'the insecure file', keychain: 'the keychain' } as const;
-    const elsewhere = [...new Set(lookups.flatMap((l) => (l.secret && l.secret.origin !== 'keychain' ? [where[l.secret.origin]] : [])))];
+    const elsewhere = [...new Set(lookups.flatMap((l) => { const o = origin(l.provider); return o && o !== 'keychain' ? [where[o]] : []; }))];
     checks.push(elsewhere.length > 0
       ? { id: 'keychain', ok: true, warning: true, title: 'keychain', detail: `none usable here (${(e as Error).message.replace(/^no usable keychain: /, '')}); provider keys come from ${elsewhere.join(' and ')}`, fix: `fine for start, chat and run; ${gatewayCmd('env')} needs --insecure-storage, or set its variables yourself with a key from ${gatewayCmd('keys create')}` }
       : { id: 'keychain', ok: false, title: 'keychain', detail: (e as Error).message, fix: `unlock or start a keychain (Linux: a Secret Service such as gnome-keyring on D-Bus), or use GATEWAY_<PROVIDER>_API_KEY, or ${gatewayCmd('providers set <p> --insecure-storage')}` });
   }
-  const anySet = lookups.some((l) => l.secret);
-  for (const l of lookups) {
-    const where = l.secret?.origin === 'environment' ? `environment (${descriptor(l.provider).keyEnv})` : l.secret?.origin === 'insecure-file' ? 'insecure file (unencrypted)' : l.secret?.origin;
-    checks.push(l.secret
-      ? { id: `provider-${l.provider}`, ok: true, title: `${l.provider} key`, detail: `set, from the ${where}` }
-      : { id: `provider-${l.provider}`, ok: anySet, title: `${l.provider} key`, detail: anySet ? 'not set (requests to this provider get 503)' : 'not set; no provider has a key', fix: gatewayCmd(`providers set ${l.provider}`) });
+  const anySet = lookups.some((l) => origin(l.provider));
+  for (const { provider: p } of lookups) {
+    const o = origin(p);
+    const where = o === 'environment' ? `environment (${descriptor(p).keyEnv})` : o === 'insecure-file' ? 'insecure file (unencrypted)' : o;
+    const set = inDaemon(p) ? `set in the running gateway, from its ${where}` : `set, from the ${where}`;
+    const unset = inDaemon(p) ? 'not set in the running gateway' : 'not set';
+    checks.push(o
+      ? { id: `provider-${p}`, ok: true, title: `${p} key`, detail: set }
+      : { id: `provider-${p}`, ok: anySet, title: `${p} key`, detail: anySet ? `${unset} (requests to this provider get 503)` : `${unset}; no provider has a key`, fix: gatewayCmd(`providers set ${p}`) });
   }
   return checks;
 }

@@ -221,6 +221,11 @@ export function builtinProvider(id: string): BuiltinDescriptor {
   return p;
 }
 
+/** The built-in provider whose main protocol is `protocol` (Anthropic's for Messages, Gemini's for Gemini), if any. */
+export function builtinProviderFor(protocol: ProtocolId): BuiltinDescriptor | undefined {
+  return BUILTIN_PROVIDERS.find((p) => p.protocol === protocol);
+}
+
 /** The provider a name (id or alias, any case) stands for. */
 export function findProvider(name: string): ProviderDescriptor | undefined {
   return byName.get(name.toLowerCase());

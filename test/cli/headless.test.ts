@@ -254,6 +254,23 @@ describe('with the gateway running', () => {
     expect(json.find((c) => c.id === 'keychain')).toMatchObject({ ok: true, warning: true });
   });
 
+  it('doctor in a shell without the provider variables reports the keys the running gateway has', async () => {
+    // The daemon got GATEWAY_ANTHROPIC_API_KEY and GATEWAY_OPENAI_API_KEY when it started; this shell has neither.
+    const shell = { home: home.dir, env: { ...env, GATEWAY_ANTHROPIC_API_KEY: undefined, GATEWAY_OPENAI_API_KEY: undefined } };
+    const r = await runCli(['doctor'], shell);
+    expect(r.stdout).toMatch(/^✓ anthropic key: set in the running gateway, from its environment \(GATEWAY_ANTHROPIC_API_KEY\)$/m);
+    expect(r.stdout).not.toMatch(/^.*anthropic key.*503/m);
+    expect(r.code, r.stdout).toBe(0);
+    const checks = JSON.parse((await runCli(['doctor', '--json'], shell)).stdout) as { id: string; ok: boolean; detail: string }[];
+    expect(checks.find((c) => c.id === 'provider-openai')).toMatchObject({ ok: true, detail: 'set in the running gateway, from its environment (GATEWAY_OPENAI_API_KEY)' });
+    // The one it does lack, it says so of.
+    expect(checks.find((c) => c.id === 'provider-gemini')).toMatchObject({ ok: true, detail: 'not set in the running gateway (requests to this provider get 503)' });
+    // The daemon tells where its keys come from, never the keys.
+    const status = (await runCli(['status', '--json'], shell)).stdout;
+    expect(JSON.parse(status)).toMatchObject({ providerKeys: { anthropic: 'environment', openai: 'environment', gemini: 'none' } });
+    for (const text of [r.stdout, status]) for (const key of [anthropic.key, mock.key]) expect(text).not.toContain(key);
+  });
+
   it('doctor: no keychain and no provider key anywhere is a failure', async () => {
     const other = makeTempHome();
     try {

@@ -1,13 +1,15 @@
 // POST /v1/messages with models that are not Anthropic's: the official Anthropic SDK as the client,
 // the gateway translating through the IR to each provider's own protocol (mock providers on
 // loopback that answer tool calls in their own wire format). Text, streams, a tool round trip
-// streamed and not, Claude Code's defaults, provider errors and a stream cut short.
+// streamed and not, calls Gemini gave no id, Claude Code's defaults, provider errors and a stream
+// cut short.
 import Anthropic from '@anthropic-ai/sdk';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { MockHandler } from '../helpers/mock-provider.js';
 import { FINAL_TEXT, geminiScript, openaiScript } from '../helpers/scripted-providers.js';
 
 let gw: TestGateway;
@@ -157,5 +159,46 @@ describe('Messages door: a provider that breaks off its stream', () => {
     const err = await c.messages.stream({ model: 'gpt-5.4', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(String((err as Error).message)).toMatch(/broke off|stream/);
+  });
+});
+
+describe('Messages door → Gemini calls without ids (as gemini-2.5-flash answers)', () => {
+  const clock: Anthropic.Tool = { name: 'get_time', description: 'Local time', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+  const calls = [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }, { functionCall: { name: 'get_time', args: { city: 'Oslo' } } }];
+  /** Two calls without ids for a request that offers tools; text once the results are in. */
+  const twoCalls: MockHandler = (r) => {
+    const m = /\/models\/([^/:]+):(generateContent|streamGenerateContent)/.exec(r.url);
+    if (!m) return undefined;
+    const b = JSON.parse(r.body.toString()) as Record<string, any>;
+    const answered = b.contents.at(-1).parts.some((p: any) => p.functionResponse);
+    const answer = { candidates: [{ content: { role: 'model', parts: answered ? [{ text: FINAL_TEXT }] : calls }, finishReason: 'STOP', index: 0 }], modelVersion: 'gemini-2.5-flash' };
+    return m[2] === 'generateContent'
+      ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer) }
+      : { headers: { 'content-type': 'text/event-stream' }, chunks: [`data: ${JSON.stringify(answer)}\r\n\r\n`] };
+  };
+  beforeAll(() => { gw.mocks.gemini.setHandler(twoCalls); });
+  afterAll(() => { gw.mocks.gemini.setHandler(geminiScript); });
+
+  it.each([false, true])('each call gets its own id, and each result goes back to its own call (stream: %s)', async (stream) => {
+    const model = 'gemini/gemini-2.5-flash';
+    const ask: Anthropic.MessageParam = { role: 'user', content: 'Weather and time in Oslo?' };
+    const first = stream
+      ? await client.messages.stream({ model, max_tokens: 256, tools: [weather, clock], messages: [ask] }).finalMessage()
+      : await client.messages.create({ model, max_tokens: 256, tools: [weather, clock], messages: [ask] });
+    const uses = first.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
+    expect(uses.map((u) => u.name)).toEqual(['get_weather', 'get_time']);
+    expect(new Set(uses.map((u) => u.id)).size).toBe(2);
+    for (const u of uses) expect(u.id).toMatch(/^[a-zA-Z0-9_-]+$/);
+
+    // Answered in the other order, as a client whose second tool finished first may.
+    const results: Anthropic.ToolResultBlockParam[] = uses.map((u): Anthropic.ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: u.id, content: u.name === 'get_weather' ? '{"temp_c":3}' : '{"time":"14:05"}' })).reverse();
+    const second = await client.messages.create({ model, max_tokens: 256, tools: [weather, clock], messages: [ask, { role: 'assistant', content: first.content }, { role: 'user', content: results }] });
+    expect(second.content).toEqual([{ type: 'text', text: FINAL_TEXT }]);
+    const sent = upstreamBody('gemini');
+    expect(sent.contents.at(-2)).toEqual({ role: 'model', parts: calls });
+    expect(sent.contents.at(-1)).toEqual({ role: 'user', parts: [
+      { functionResponse: { name: 'get_weather', response: { output: { temp_c: 3 } } } },
+      { functionResponse: { name: 'get_time', response: { output: { time: '14:05' } } } },
+    ] });
   });
 });

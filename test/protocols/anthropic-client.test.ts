@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { anthropicClient } from '../../src/providers/protocols/anthropic/client/index.js';
+import { geminiProvider } from '../../src/providers/protocols/gemini/provider/index.js';
+import { encodeStateToken } from '../../src/providers/protocols/state-token.js';
 import type { RenderContext, Target } from '../../src/providers/ir/protocol.js';
 import type { StreamEvent } from '../../src/providers/ir/types.js';
 import { TranslationError } from '../../src/providers/types.js';
@@ -17,6 +19,20 @@ const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/p
 function frames(text: string): Array<[string | undefined, any]> {
   const p = new SseParser();
   return [...p.push(text), ...p.end()].map((e) => [e.event, JSON.parse(e.data)]);
+}
+
+/** The assistant message's content blocks, rebuilt from a stream as the Anthropic SDK accumulates them. */
+function assemble(text: string): any[] {
+  const blocks: any[] = [];
+  for (const [e, d] of frames(text)) {
+    if (e === 'content_block_start') blocks[d.index] = { ...d.content_block };
+    if (e === 'content_block_delta' && d.delta.type === 'signature_delta') blocks[d.index].signature = d.delta.signature;
+    if (e === 'content_block_delta' && d.delta.type === 'thinking_delta') blocks[d.index].thinking += d.delta.thinking;
+    if (e === 'content_block_delta' && d.delta.type === 'text_delta') blocks[d.index].text += d.delta.text;
+    if (e === 'content_block_delta' && d.delta.type === 'input_json_delta') blocks[d.index].json = (blocks[d.index].json ?? '') + d.delta.partial_json;
+  }
+  for (const b of blocks) if (b.type === 'tool_use') { b.input = JSON.parse(b.json ?? '{}'); delete b.json; }
+  return blocks;
 }
 
 describe('parse: a Messages request for a foreign model', () => {
@@ -95,17 +111,7 @@ describe('round trip through the client', () => {
 
   it('a client that sends the answer back gives the provider its own call id and state again', () => {
     const r = anthropicClient.createStreamRenderer(rctx);
-    const out = frames(events.map((e) => r.push(e)).join(''));
-    // Rebuild the assistant message as the Anthropic SDK accumulates it.
-    const blocks: any[] = [];
-    for (const [e, d] of out) {
-      if (e === 'content_block_start') blocks[d.index] = { ...d.content_block };
-      if (e === 'content_block_delta' && d.delta.type === 'signature_delta') blocks[d.index].signature = d.delta.signature;
-      if (e === 'content_block_delta' && d.delta.type === 'thinking_delta') blocks[d.index].thinking += d.delta.thinking;
-      if (e === 'content_block_delta' && d.delta.type === 'text_delta') blocks[d.index].text += d.delta.text;
-      if (e === 'content_block_delta' && d.delta.type === 'input_json_delta') blocks[d.index].json = (blocks[d.index].json ?? '') + d.delta.partial_json;
-    }
-    for (const b of blocks) if (b.type === 'tool_use') { b.input = JSON.parse(b.json); delete b.json; }
+    const blocks = assemble(events.map((e) => r.push(e)).join(''));
     const next = anthropicClient.parseRequest({
       model: 'x', max_tokens: 100, messages: [
         { role: 'user', content: 'Weather in Paris?' },
@@ -141,5 +147,81 @@ describe('round trip through the client', () => {
       stop_reason: 'end_turn', stop_sequence: null, stop_details: null,
       usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
+  });
+});
+
+describe('calls the provider gave no id (a recorded Gemini answer with two)', () => {
+  const gemini: Target = { provider: 'gemini', displayName: 'Gemini', model: 'gemini-2.5-flash', protocol: 'gemini' };
+  const recorded = (name: string) => readFileSync(new URL(`../fixtures/gemini/call-without-id.${name}`, import.meta.url), 'utf8');
+  const answer = JSON.parse(recorded('response.json')) as any;
+  const signature: string = answer.candidates[0].content.parts[0].thoughtSignature;
+  const weather = { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
+
+  /** The assistant content the client gets, from the whole answer or from the stream. */
+  const content = {
+    whole: (): any[] => (anthropicClient.renderResponse(geminiProvider.readResponse(answer, gemini), rctx) as any).content,
+    stream: (): any[] => {
+      const reader = geminiProvider.createStreamReader(gemini);
+      const renderer = anthropicClient.createStreamRenderer(rctx);
+      const parser = new SseParser();
+      const events = [...parser.push(recorded('sse')), ...parser.end()].flatMap((e) => reader.push(e));
+      return assemble([...events, ...reader.end()].map((e) => renderer.push(e)).join('') + renderer.end());
+    },
+  };
+  const toolUses = (blocks: any[]) => blocks.filter((b) => b.type === 'tool_use');
+
+  it.each(['whole', 'stream'] as const)('%s: each call gets its own tool_use id, in characters Anthropic accepts', (form) => {
+    const ids = toolUses(content[form]()).map((b) => b.id as string);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+  });
+
+  it('a call has the same id in the stream as in the whole answer', () => {
+    expect(toolUses(content.stream()).map((b) => b.id)).toEqual(toolUses(content.whole()).map((b) => b.id));
+  });
+
+  it.each(['whole', 'stream'] as const)('%s: sent back, each result reaches Gemini for its own call, the first call with its thought signature', (form) => {
+    const blocks = content[form]();
+    const [oslo, rome] = toolUses(blocks);
+    const next = anthropicClient.parseRequest({
+      model: 'x', max_tokens: 100, tools: [weather], messages: [
+        { role: 'user', content: 'Weather in Oslo and Rome?' },
+        { role: 'assistant', content: blocks },
+        { role: 'user', content: [
+          { type: 'tool_result', tool_use_id: oslo.id, content: '{"temp_c":3}' },
+          { type: 'tool_result', tool_use_id: rome.id, content: '{"temp_c":21}' },
+        ] },
+      ],
+    }, gemini);
+    const sent = geminiProvider.buildRequest(next, gemini).body as any;
+    expect(sent.contents.slice(1)).toEqual([
+      { role: 'model', parts: [
+        { functionCall: { name: 'get_weather', args: { city: 'Oslo' } }, thoughtSignature: signature },
+        { functionCall: { name: 'get_weather', args: { city: 'Rome' } } },
+      ] },
+      { role: 'user', parts: [
+        { functionResponse: { name: 'get_weather', response: { output: { temp_c: 3 } } } },
+        { functionResponse: { name: 'get_weather', response: { output: { temp_c: 21 } } } },
+      ] },
+    ]);
+  });
+
+  it('still reads the toolu_gw_ ids it issued before, and the call state named by the provider\'s id', () => {
+    const providerId = 'call 1/odd';
+    const legacy = `toolu_gw_${Buffer.from(providerId, 'utf8').toString('base64url')}`;
+    const state = { provider: 'gemini', data: { id: providerId, thoughtSignature: 'c2ln' } };
+    const next = anthropicClient.parseRequest({
+      model: 'x', max_tokens: 100, messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: [
+          { type: 'tool_use', id: legacy, name: 'get_weather', input: { city: 'Oslo' } },
+          { type: 'thinking', thinking: '', signature: encodeStateToken(state, providerId) },
+        ] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: legacy, content: '3°C' }] },
+      ],
+    }, gemini);
+    expect(next.messages[1]!.parts).toEqual([{ type: 'tool-call', id: providerId, name: 'get_weather', arguments: '{"city":"Oslo"}', state }]);
+    expect(next.messages[2]!.parts).toEqual([{ type: 'tool-result', callId: providerId, name: 'get_weather', content: [{ type: 'text', text: '3°C' }] }]);
   });
 });

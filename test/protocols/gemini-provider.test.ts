@@ -50,6 +50,21 @@ describe('Gemini provider: building the call', () => {
     ]);
   });
 
+  it('sends results in the order of their calls whatever order the client answered in, so calls without ids get their own', () => {
+    const call = (id: string, city: string) => ({ type: 'tool-call' as const, id, name: 'get_weather', arguments: JSON.stringify({ city }), state: { provider: 'gemini', data: {} } });
+    const result = (callId: string, text: string) => ({ type: 'tool-result' as const, callId, content: [{ type: 'text' as const, text }] });
+    const sent = build({ messages: [
+      { role: 'user', parts: [{ type: 'text', text: 'Weather in Oslo and Rome?' }] },
+      { role: 'assistant', parts: [call('c0', 'Oslo'), call('c1', 'Rome')] },
+      { role: 'user', parts: [result('c1', 'Rome: 21°C'), result('c0', 'Oslo: 3°C'), { type: 'text', text: 'And tomorrow?' }] },
+    ] });
+    expect(sent.contents.at(-1)).toEqual({ role: 'user', parts: [
+      { functionResponse: { name: 'get_weather', response: { output: 'Oslo: 3°C' } } },
+      { functionResponse: { name: 'get_weather', response: { output: 'Rome: 21°C' } } },
+      { text: 'And tomorrow?' },
+    ] });
+  });
+
   it('refuses what Gemini cannot take, naming the client\'s own field', () => {
     const noName = refusal(() => viaChat({ messages: [{ role: 'user', content: 'go' }, { role: 'tool', tool_call_id: 'call_1', content: 'r' }] }));
     expect([noName.param, noName.message]).toEqual(['messages[1].tool_call_id', expect.stringMatching(/function name/)]);

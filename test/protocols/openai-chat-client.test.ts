@@ -1,10 +1,11 @@
 // The Chat Completions door module on its own: what it parses into the IR (and refuses, per target
-// protocol), how it renders IR answers, streams and errors, and the tool-call ids that carry
-// provider state through a Chat client.
+// protocol), how it renders IR answers, streams and errors (the tool-call ids that carry provider
+// state through a Chat client: tool-call-id.test.ts).
 import { describe, expect, it } from 'vitest';
 import type { RenderContext, Target } from '../../src/providers/ir/protocol.js';
 import type { ProviderError, Response, StreamEvent } from '../../src/providers/ir/types.js';
-import { decodeToolCallId, encodeToolCallId, openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
+import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
+import { encodeToolCallId } from '../../src/providers/protocols/tool-call-id.js';
 import { TranslationError } from '../../src/providers/types.js';
 import { readFrames } from './chat-composition-helpers.js';
 
@@ -152,44 +153,6 @@ describe('Chat door: field policy per target protocol', () => {
   it('refuses nothing for its own protocol or an unnamed one', () => {
     expect(() => parse({ n: 3, logit_bias: { 1: 1 } }, { ...anthropic, protocol: 'openai-chat' })).not.toThrow();
     expect(() => parse({ n: 3 }, { provider: 'p', displayName: 'P', model: 'm' })).not.toThrow();
-  });
-});
-
-describe('tool-call ids', () => {
-  const sig = 'CiQBeJs0yvVPLiIKzZQecbiNWDaGbQ2Fi2NUnpS+LKzGf1t+8o8tmQOVn2PT2JPc51J3nIQWKRfsj/GvSmQi02fhjV6236RlpTMfdY55PqlalOsNFbYqkqcJpZOkTtInlmLjlUWAw1GpBLoW6Fa6uZQx4GrZajoe';
-
-  it('keeps a provider id with no state unchanged', () => {
-    expect(encodeToolCallId('toolu_01A', undefined, 'chatcmpl-1', 0)).toBe('toolu_01A');
-    expect(decodeToolCallId('toolu_01A')).toBeUndefined();
-    expect(decodeToolCallId('call_abc')).toBeUndefined();
-  });
-
-  it('writes Gemini state in the gmn1_ form the Gemini translator issued, and reads those ids back', () => {
-    const minted = 'gmn1_schatcmplfallback01n0_bCiQBeJs0yvVPLiIKzZQecbiNWDaGbQ2Fi2NUnpS-LKzGf1t-8o8tmQOVn2PT2JPc51J3nIQWKRfsj_GvSmQi02fhjV6236RlpTMfdY55PqlalOsNFbYqkqcJpZOkTtInlmLjlUWAw1GpBLoW6Fa6uZQx4GrZajoe';
-    expect(encodeToolCallId('', { provider: 'gemini', data: { thoughtSignature: sig } }, 'chatcmpl-fallback01', 0)).toBe(minted);
-    expect(decodeToolCallId(minted)).toEqual({ state: { provider: 'gemini', data: { thoughtSignature: sig } } });
-    expect(encodeToolCallId('e5f6g7h8', { provider: 'gemini', data: { id: 'e5f6g7h8' } }, 'x', 1)).toBe('gmn1_re5f6g7h8');
-    expect(decodeToolCallId('gmn1_re5f6g7h8')).toEqual({ id: 'e5f6g7h8', state: { provider: 'gemini', data: { id: 'e5f6g7h8' } } });
-    expect(decodeToolCallId('gmn1_schatcmplfallback01n1')).toEqual({ state: { provider: 'gemini', data: {} } });
-  });
-
-  it('round-trips any provider state and any id in the gw1_ form, in characters Anthropic accepts', () => {
-    const cases: Array<[string, { provider: string; data: Record<string, string> } | undefined]> = [
-      ['rs_1', { provider: 'openai', data: { encryptedContent: 'gAAA+/==' } }],
-      ['weird id/é', { provider: 'vertex', data: { thoughtSignature: 'x', id: 'weird id/é' } }],
-      ['gmn1_looks_like_ours', undefined],
-      ['', undefined],
-    ];
-    for (const [id, state] of cases) {
-      const chatId = encodeToolCallId(id, state, 'chatcmpl-9', 4);
-      expect(chatId).toMatch(/^[A-Za-z0-9_-]+$/);
-      const decoded = decodeToolCallId(chatId);
-      expect(decoded).toEqual({ ...(id === '' ? {} : { id }), ...(state ? { state } : {}) });
-    }
-  });
-
-  it('does not read an altered id as ours', () => {
-    for (const id of ['gmn1_xabc', 'gmn1_rab-c', 'gmn1_hzz', 'gmn1_rabc_q', 'gw1_rabc_!!', 'gw1_rabc_bm90IGpzb24', 'gw1_']) expect(decodeToolCallId(id)).toBeUndefined();
   });
 });
 

@@ -50,6 +50,7 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
         pid: process.pid, url: hooks.url(), version: hooks.version,
         startedAt: new Date(ctx.stats.startedAt).toISOString(), uptimeMs: Date.now() - ctx.stats.startedAt,
         requestsServed: ctx.stats.requestsServed, inFlight: ctx.stats.inFlight,
+        providerKeys: ctx.providerKeys.origins(),
       });
       return true;
     case '/admin/reload':

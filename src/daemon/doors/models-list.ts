@@ -8,10 +8,9 @@
 // /v1beta/models[/{model}] (and /v1/… from a Google client) gets Google's, the same way
 // (`models/gemini-…`, `models/anthropic/claude-…`), in pages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ProtocolId } from '../../providers/ir/protocol.js';
 import { fromModelsList, type ModelEntry } from '../../providers/models-list.js';
 import type { ProviderId } from '../../providers/types.js';
-import { BUILTIN_PROVIDERS, provider as descriptor, maxOutputTokens, providerIds, splitProviderPrefix, upstreamPath, type ProviderDescriptor } from '../../providers/registry.js';
+import { builtinProviderFor, provider as descriptor, maxOutputTokens, providerIds, splitProviderPrefix, upstreamPath, type ProviderDescriptor } from '../../providers/registry.js';
 import { resolveModel } from '../../providers/models.js';
 import { extractKey, type KeyPlacement } from '../access/auth.js';
 import type { Protocol } from '../http/errors.js';
@@ -82,10 +81,9 @@ function authenticate(ctx: DaemonContext, req: IncomingMessage, shape: Protocol,
   ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, PLACEMENTS[shape]), shape);
 }
 
-/** The built-in provider that speaks a protocol: its models keep their own ids in that protocol's list. */
-const ownProvider = (protocol: ProtocolId): string | undefined => BUILTIN_PROVIDERS.find((p) => p.protocol === protocol)?.id;
-const ANTHROPIC_OWN = ownProvider('anthropic');
-const GEMINI_OWN = ownProvider('gemini');
+// The built-in provider that speaks a shape's protocol: its models keep their own ids in that shape's list.
+const ANTHROPIC_OWN = builtinProviderFor('anthropic')?.id;
+const GEMINI_OWN = builtinProviderFor('gemini')?.id;
 
 function ownId(id: string, own: string | undefined): string {
   return own !== undefined && id.startsWith(`${own}/`) ? id.slice(own.length + 1) : id;

@@ -2,7 +2,7 @@
 // internal representation (provider-reference.md §2.2–2.5). Strict: every problem names the field.
 // `role: "system"` messages (Claude Code sends one after the user turn) join the system prompt.
 import type { Target } from '../../../ir/protocol.js';
-import type { AssistantPart, DocumentPart, Effort, ImagePart, Message, ProviderState, ReasoningSettings, Request, TextPart, Tool, ToolChoice, UserPart } from '../../../ir/types.js';
+import type { AssistantPart, DocumentPart, Effort, ImagePart, Message, ProviderState, ReasoningSettings, Request, TextPart, Tool, ToolCallPart, ToolChoice, UserPart } from '../../../ir/types.js';
 import { TranslationError } from '../../../types.js';
 import { isServerTool, REFUSED_FIELDS } from './field-policy.js';
 import { decodeStateSignature, fromClientToolId } from './provider-state.js';
@@ -48,7 +48,7 @@ function mediaBlock(b: Obj, param: string): ImagePart | DocumentPart {
 }
 
 function toolResult(b: Obj, param: string, names: Map<string, string>): UserPart {
-  const callId = fromClientToolId(str(b.tool_use_id, `${param}.tool_use_id`));
+  const callId = fromClientToolId(str(b.tool_use_id, `${param}.tool_use_id`)).id;
   const content: Array<TextPart | ImagePart | DocumentPart> = [];
   if (typeof b.content === 'string') {
     if (b.content !== '') content.push({ type: 'text', text: b.content });
@@ -91,18 +91,23 @@ function assistantParts(t: Turn, names: Map<string, string>, provider: string): 
   if (typeof t.content === 'string') return t.content === '' ? [] : [{ type: 'text', text: t.content }];
   if (!Array.isArray(t.content)) fail(`${t.param}.content`, 'must be a string or an array of content blocks');
   const parts: AssistantPart[] = [];
-  const callStates = new Map<string, ProviderState>(); // state blocks that belong to a tool call
+  const callStates = new Map<string, ProviderState>(); // state blocks that belong to a tool call, by the call's id
+  const clientIds = new Map<ToolCallPart, string>(); // each call's tool_use id, which names it in a state block
   t.content.forEach((b, i) => {
     const p = `${t.param}.content[${i}]`;
     if (!isObj(b)) fail(p, 'must be an object');
     switch (b.type) {
       case 'text': parts.push(textBlock(b, p)); break;
       case 'tool_use': {
-        const id = fromClientToolId(str(b.id, `${p}.id`));
+        const clientId = str(b.id, `${p}.id`);
+        const { id, state } = fromClientToolId(clientId);
         const name = str(b.name, `${p}.name`);
         if (!isObj(b.input)) fail(`${p}.input`, 'must be an object');
         names.set(id, name);
-        parts.push({ type: 'tool-call', id, name, arguments: JSON.stringify(b.input) });
+        const part: ToolCallPart = { type: 'tool-call', id, name, arguments: JSON.stringify(b.input) };
+        if (state !== undefined) part.state = state;
+        clientIds.set(part, clientId);
+        parts.push(part);
         break;
       }
       case 'thinking': {
@@ -118,7 +123,12 @@ function assistantParts(t: Turn, names: Map<string, string>, provider: string): 
       default: fail(`${p}.type`, `"${String(b.type)}" blocks are not supported for ${provider} models`);
     }
   });
-  for (const part of parts) if (part.type === 'tool-call' && callStates.has(part.id)) part.state = callStates.get(part.id);
+  // A state block names its call by the tool_use id (by the provider's id in answers rendered
+  // before ids were minted for calls without one, which is the same id unless it was escaped).
+  for (const [part, clientId] of clientIds) {
+    const state = callStates.get(clientId) ?? callStates.get(part.id);
+    if (state !== undefined) part.state = state;
+  }
   return parts;
 }
 

@@ -2,7 +2,9 @@
 // thoughtSignature) has no field of its own in Messages, so it rides in the one place Anthropic
 // clients keep opaque data and send back unmodified: a thinking block's `signature`. The block
 // names the provider that minted it and, for state that belongs to a tool call, the call's id.
+import type { ProviderState } from '../../../ir/types.js';
 import { STATE_TOKEN_PREFIX as PREFIX } from '../../state-token.js';
+import { encodeToolCallId, readToolCallId } from '../../tool-call-id.js';
 
 /** What a body carrying such a signature contains, to find one without parsing. */
 export const FOREIGN_STATE_MARK = Buffer.from(`"${PREFIX}`);
@@ -31,16 +33,22 @@ export function withoutForeignThinking(body: Record<string, unknown>): Record<st
 
 export { encodeStateToken as encodeStateSignature, decodeStateToken as decodeStateSignature } from '../../state-token.js';
 
-// Tool-use ids a client sends back must match ^[a-zA-Z0-9_-]+$ (Claude Code checks). Provider ids
-// that fit pass unchanged; any other is carried base64url-encoded behind a prefix and restored on
-// the way back, so the provider sees its own id again.
-const ID_OK = /^[a-zA-Z0-9_-]+$/;
-const ID_PREFIX = 'toolu_gw_';
+// Tool-use ids a client sends back must match ^[a-zA-Z0-9_-]+$ (Claude Code checks) and be unique
+// in a conversation (Anthropic refuses one whose ids repeat; clients pair results with calls by
+// id). The doors' shared scheme (../../tool-call-id.ts) shows a provider id that fits as it is,
+// escapes any other, and mints one for a call the provider gave none (Gemini often gives none).
+// `toolu_gw_<base64url>` is the form this door issued before: still read, so conversations clients
+// already hold go on, and a provider id of that form is escaped so it is never misread.
+const LEGACY_PREFIX = 'toolu_gw_';
+const SHOWN_AS_IS = /^(?!toolu_gw_)[a-zA-Z0-9_-]+$/;
 
-export function toClientToolId(id: string): string {
-  return ID_OK.test(id) && !id.startsWith(ID_PREFIX) ? id : ID_PREFIX + Buffer.from(id, 'utf8').toString('base64url');
+/** The tool_use id of the `callIndex`th call of an answer (counted alike in streams and whole answers). */
+export function toClientToolId(id: string, fallbackId: string, callIndex: number): string {
+  return encodeToolCallId(id, undefined, fallbackId, callIndex, SHOWN_AS_IS);
 }
 
-export function fromClientToolId(id: string): string {
-  return id.startsWith(ID_PREFIX) ? Buffer.from(id.slice(ID_PREFIX.length), 'base64url').toString('utf8') : id;
+/** The call a client's tool_use id names, as the IR knows it (with state, for an id the Chat or Responses door issued). */
+export function fromClientToolId(clientId: string): { id: string; state?: ProviderState } {
+  if (clientId.startsWith(LEGACY_PREFIX)) return { id: Buffer.from(clientId.slice(LEGACY_PREFIX.length), 'base64url').toString('utf8') };
+  return readToolCallId(clientId);
 }

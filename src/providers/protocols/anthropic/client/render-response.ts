@@ -10,6 +10,7 @@ type Block = Record<string, unknown>;
 export function renderMessage(response: Response, ctx: RenderContext): Record<string, unknown> {
   const choice = response.choices[0];
   const content: Block[] = [];
+  let calls = 0;
   for (const part of choice?.parts ?? []) {
     switch (part.type) {
       case 'text':
@@ -19,11 +20,11 @@ export function renderMessage(response: Response, ctx: RenderContext): Record<st
         content.push({ type: 'thinking', thinking: part.text, signature: part.state ? encodeStateSignature(part.state) : '' });
         break;
       case 'tool-call': {
-        const id = toClientToolId(part.id);
+        const id = toClientToolId(part.id, ctx.fallbackId, calls++);
         let input: unknown = {};
         try { input = part.arguments === '' ? {} : JSON.parse(part.arguments); } catch { input = {}; }
         content.push({ type: 'tool_use', id, name: part.name, input });
-        if (part.state) content.push({ type: 'thinking', thinking: '', signature: encodeStateSignature(part.state, part.id) });
+        if (part.state) content.push({ type: 'thinking', thinking: '', signature: encodeStateSignature(part.state, id) });
         break;
       }
       default: { const never: never = part; return never; }

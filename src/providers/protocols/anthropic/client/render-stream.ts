@@ -22,6 +22,9 @@ export function createMessagesStreamRenderer(ctx: RenderContext): StreamRenderer
   /** What the open block is: a text, thinking or tool_use block, or none. */
   let open: 'text' | 'thinking' | 'tool' | null = null;
   let openToolId: string | undefined;
+  /** Tool calls so far, and each one's tool_use id by its IR id (the last, for calls the provider gave no id). */
+  let calls = 0;
+  const clientToolIds = new Map<string, string>();
   let usage: Usage | undefined;
   const indexJson = () => String(index);
 
@@ -81,7 +84,9 @@ export function createMessagesStreamRenderer(ctx: RenderContext): StreamRenderer
         }
         case 'tool-call-start': {
           if (ev.choice) return '';
-          const text = ensureStarted() + openBlock('tool', `{"type":"tool_use","id":${JSON.stringify(toClientToolId(ev.id))},"name":${JSON.stringify(ev.name)},"input":{}}`);
+          const clientId = toClientToolId(ev.id, ctx.fallbackId, calls++);
+          clientToolIds.set(ev.id, clientId);
+          const text = ensureStarted() + openBlock('tool', `{"type":"tool_use","id":${JSON.stringify(clientId)},"name":${JSON.stringify(ev.name)},"input":{}}`);
           openToolId = ev.id;
           // A provider that sends each call whole (Gemini) gives its arguments with the start.
           return ev.arguments ? text + delta(`{"type":"input_json_delta","partial_json":${JSON.stringify(ev.arguments)}}`) : text;
@@ -92,7 +97,7 @@ export function createMessagesStreamRenderer(ctx: RenderContext): StreamRenderer
         case 'tool-call-end': {
           if (ev.choice) return '';
           const text = open === 'tool' && openToolId === ev.id ? close() : '';
-          return ev.state ? text + stateBlock(encodeStateSignature(ev.state, ev.id)) : text;
+          return ev.state ? text + stateBlock(encodeStateSignature(ev.state, clientToolIds.get(ev.id) ?? ev.id)) : text;
         }
         case 'usage':
           usage = ev.usage;

@@ -2,7 +2,7 @@
 // sends it back as it got it: a part's `thoughtSignature`. Another provider's state (a Claude
 // thinking signature, an OpenAI encrypted reasoning item) rides there, tagged with the provider
 // that minted it, the way the Messages door uses a thinking block's signature
-// (anthropic/client/provider-state.ts) and the Chat door a tool-call id (tool-call-id.ts).
+// (anthropic/client/provider-state.ts) and the Chat door a tool-call id (../../tool-call-id.ts).
 //
 // Two things make it a form of its own rather than theirs:
 // - `thoughtSignature` is proto `bytes`: js-genai keeps the base64 text, but Python `google-genai`

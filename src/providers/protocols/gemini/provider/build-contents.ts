@@ -2,7 +2,8 @@
 // §3.2, §4.3, §4.4). Tool results are user turns; adjacent turns of the same role are merged, since
 // Gemini wants user and model to alternate; empty text is dropped (Gemini rejects empty parts and
 // turns). A call's Gemini id and thoughtSignature, and a signature on text, go back only to the
-// provider that minted them: another provider's ids and state mean nothing to Gemini.
+// provider that minted them: another provider's ids and state mean nothing to Gemini. Results go in
+// the order of their calls.
 import type { Target } from '../../../ir/protocol.js';
 import type { DocumentPart, ImagePart, Message, ProviderState, TextPart, ToolCallPart, ToolResultPart } from '../../../ir/types.js';
 import { TranslationError } from '../../../types.js';
@@ -19,6 +20,8 @@ export function toGeminiContents(system: readonly TextPart[], messages: readonly
   const contents: GeminiContent[] = [];
   const callIds = new Map<string, string>(); // IR call id → the id Gemini gave that call
   const callNames = new Map<string, string>(); // IR call id → the function's name, for results that lack it
+  const callOrder = new Map<string, number>(); // IR call id → its place among all calls
+  const resultOrder = new Map<GeminiPart, number>(); // a functionResponse → its call's place
   messages.forEach((message, i) => {
     const role = message.role === 'user' ? 'user' : 'model';
     const parts: GeminiPart[] = [];
@@ -38,8 +41,14 @@ export function toGeminiContents(system: readonly TextPart[], messages: readonly
           return;
         }
         case 'image': case 'document': flush(); parts.push(mediaPart(part, where, target.displayName)); return;
-        case 'tool-call': flush(); callNames.set(part.id, part.name); parts.push(callPart(part, where, target, callIds)); return;
-        case 'tool-result': flush(); parts.push(resultPart(part.name === undefined && callNames.has(part.callId) ? { ...part, name: callNames.get(part.callId)! } : part, where, target, callIds)); return;
+        case 'tool-call': flush(); callNames.set(part.id, part.name); callOrder.set(part.id, callOrder.size); parts.push(callPart(part, where, target, callIds)); return;
+        case 'tool-result': {
+          flush();
+          const result = resultPart(part.name === undefined && callNames.has(part.callId) ? { ...part, name: callNames.get(part.callId)! } : part, where, target, callIds);
+          resultOrder.set(result, callOrder.get(part.callId) ?? Number.MAX_SAFE_INTEGER);
+          parts.push(result);
+          return;
+        }
         case 'reasoning': return; // Gemini takes no thoughts back; their signatures ride on calls and text
         default: { const never: never = part; return never; }
       }
@@ -51,8 +60,20 @@ export function toGeminiContents(system: readonly TextPart[], messages: readonly
     else contents.push({ role, parts });
   });
   if (contents.length === 0) throw new TranslationError(`${target.displayName} needs at least one user or assistant message with content.`, 'messages');
+  for (const content of contents) if (content.role === 'user') inCallOrder(content.parts, resultOrder);
   const instruction = system.filter((p) => p.text !== '').map((p) => ({ text: p.text }));
   return instruction.length > 0 ? { systemInstruction: { parts: instruction }, contents } : { contents };
+}
+
+/**
+ * A turn's results in the order of their calls, whatever order the client answered in (other parts
+ * stay where they are): a result for a call without a Gemini id carries only the function's name,
+ * so for two calls of one function its place is all that tells which call it answers.
+ */
+function inCallOrder(parts: GeminiPart[], order: ReadonlyMap<GeminiPart, number>): void {
+  const slots = parts.flatMap((p, i) => (order.has(p) ? [i] : []));
+  const sorted = slots.map((i) => parts[i]!).sort((a, b) => order.get(a)! - order.get(b)!);
+  slots.forEach((slot, k) => { parts[slot] = sorted[k]!; });
 }
 
 function callPart(part: ToolCallPart, where: string, target: Target, callIds: Map<string, string>): GeminiPart {

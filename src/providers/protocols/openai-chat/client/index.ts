@@ -15,4 +15,3 @@ export const openaiChatClient: ClientProtocol = {
 
 export { SSE_DONE } from './render-stream.js';
 export { CHAT_FIELD_POLICY, type FieldRule } from './field-policy.js';
-export { decodeToolCallId, encodeToolCallId } from './tool-call-id.js';

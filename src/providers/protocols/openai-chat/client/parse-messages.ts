@@ -1,12 +1,12 @@
 // Chat `messages` → the IR's system prompt and turns (provider-reference.md §1.3, §4.3). Every
 // system and developer message, wherever it is, joins the system prompt in order; `tool` messages
 // become user turns holding one tool result (builders merge turns as their protocol needs); the
-// ids of tool calls we issued give back the provider state they carry (tool-call-id.ts).
+// ids of tool calls we issued give back the provider state they carry (../../tool-call-id.ts).
 import type { AssistantPart, Message, TextPart, ToolCallPart, ToolResultPart } from '../../../ir/types.js';
 import type { ChatMessage } from '../../../types.js';
 import { asRecord, asString } from '../../../shared/lenient-json.js';
 import { textParts, userParts } from './parse-content.js';
-import { decodeToolCallId } from './tool-call-id.js';
+import { readToolCallId } from '../../tool-call-id.js';
 
 /** A Chat tool-call id → the IR id and the function's name (tool results need both). */
 interface CallRef { id: string; name: string }
@@ -50,12 +50,9 @@ function assistantParts(message: AssistantMessage, param: string, calls: Map<str
   (message.tool_calls ?? []).forEach((call, j) => {
     const fn = asRecord(call.function);
     const name = asString(fn.name) ?? '';
-    const decoded = decodeToolCallId(call.id);
-    const part: ToolCallPart = {
-      type: 'tool-call', id: decoded?.id ?? call.id, name, arguments: asString(fn.arguments) ?? '',
-      param: `${param}.tool_calls[${j}].function.arguments`,
-    };
-    if (decoded?.state !== undefined) part.state = decoded.state;
+    const { id, state } = readToolCallId(call.id);
+    const part: ToolCallPart = { type: 'tool-call', id, name, arguments: asString(fn.arguments) ?? '', param: `${param}.tool_calls[${j}].function.arguments` };
+    if (state !== undefined) part.state = state;
     calls.set(call.id, { id: part.id, name });
     parts.push(part);
   });
@@ -66,7 +63,7 @@ type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 
 function toolResult(message: ToolMessage, param: string, calls: Map<string, CallRef>): ToolResultPart {
   const ref = calls.get(message.tool_call_id);
-  const callId = ref?.id ?? decodeToolCallId(message.tool_call_id)?.id ?? message.tool_call_id;
+  const callId = ref?.id ?? readToolCallId(message.tool_call_id).id;
   const part: ToolResultPart = { type: 'tool-result', callId, content: textParts(message.content), param: `${param}.tool_call_id` };
   if (ref !== undefined) part.name = ref.name;
   if (typeof message.content === 'string') part.plain = true;

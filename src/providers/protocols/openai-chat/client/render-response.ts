@@ -6,7 +6,7 @@ import type { RenderContext } from '../../../ir/protocol.js';
 import type { Choice, Response } from '../../../ir/types.js';
 import type { ChatCompletion, ToolCall } from '../../../types.js';
 import { toChatFinishReason, toChatLogprobs, toChatUsage, type ChatChoiceLogprobs } from '../wire.js';
-import { encodeToolCallId } from './tool-call-id.js';
+import { encodeToolCallId } from '../../tool-call-id.js';
 
 type ChatChoice = ChatCompletion['choices'][number];
 /** A choice widened with the fields we add beyond types.ts: reasoning text and real log probabilities. */

@@ -10,7 +10,7 @@ import type { ProviderError, StreamEvent, Usage } from '../../../ir/types.js';
 import { toChatFinishReason, toChatLogprobs, toChatUsage } from '../wire.js';
 import { renderChatError } from './render-error.js';
 import { shownModel } from './render-response.js';
-import { encodeToolCallId } from './tool-call-id.js';
+import { encodeToolCallId } from '../../tool-call-id.js';
 
 export const SSE_DONE = 'data: [DONE]\n\n';
 

@@ -3,13 +3,13 @@
 // calls) make one assistant turn and consecutive user-side items (messages, call outputs) one user
 // turn, which is what every builder expects. System and developer messages join the system prompt.
 // Opaque state we minted comes back in a reasoning item's `encrypted_content` (a state token,
-// ../../state-token.ts) or in a call id (Chat's tool-call-id codec, shared by both OpenAI doors); OpenAI's own encrypted
-// reasoning is tagged as OpenAI's, so no other provider is ever sent it.
+// ../../state-token.ts) or in a call id (../../tool-call-id.ts, the doors' shared id scheme);
+// OpenAI's own encrypted reasoning is tagged as OpenAI's, so no other provider is ever sent it.
 import type { AssistantPart, DocumentPart, ImagePart, Message, ProviderState, TextPart, UserPart } from '../../../ir/types.js';
 import { isHttpUrl, parseDataUrl } from '../../../shared/data-url.js';
 import { KNOWN_EXTENSIONS, mimeFromFileName } from '../../../shared/media-types.js';
 import { TranslationError } from '../../../types.js';
-import { decodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
+import { readToolCallId } from '../../tool-call-id.js';
 import { decodeStateToken } from '../../state-token.js';
 import { qualifiedName } from './tool-names.js';
 
@@ -81,19 +81,17 @@ export function parseInput(input: unknown, provider: string): ParsedInput {
         const custom = type === 'custom_tool_call';
         const callId = str(item.call_id, `${param}.call_id`);
         const name = qualifiedName(typeof item.namespace === 'string' ? item.namespace : undefined, str(item.name, `${param}.name`));
-        const decoded = decodeToolCallId(callId);
-        const id = decoded ? decoded.id ?? callId : callId;
+        const { id, state } = readToolCallId(callId);
         names.set(callId, name);
         const args = custom ? JSON.stringify({ input: str(item.input, `${param}.input`) }) : str(item.arguments, `${param}.arguments`);
         const part: AssistantPart = { type: 'tool-call', id, name, arguments: args, param: custom ? `${param}.input` : `${param}.arguments` };
-        if (decoded?.state) part.state = decoded.state;
+        if (state) part.state = state;
         assistant().push(part);
         break;
       }
       case 'function_call_output': case 'custom_tool_call_output': {
         const callId = str(item.call_id, `${param}.call_id`);
-        const decoded = decodeToolCallId(callId);
-        const part: UserPart = { type: 'tool-result', callId: decoded ? decoded.id ?? callId : callId, content: [], param: `${param}.output` };
+        const part: UserPart = { type: 'tool-result', callId: readToolCallId(callId).id, content: [], param: `${param}.output` };
         const name = names.get(callId);
         if (name !== undefined) part.name = name;
         if (typeof item.output === 'string') { part.plain = true; if (item.output !== '') part.content.push({ type: 'text', text: item.output }); }

@@ -2,12 +2,12 @@
 // output items in the order the model produced them (reasoning, messages, function calls), the
 // request's fields echoed as OpenAI echoes them, usage. The response id is always the door's own
 // (`resp_…`), so the gateway's store can find it; item ids derive from it. Opaque provider state
-// rides in reasoning items' `encrypted_content` (a state token) and in call ids (Chat's codec), the
-// two things a stateless client keeps and sends back.
+// rides in reasoning items' `encrypted_content` (a state token) and in call ids
+// (../../tool-call-id.ts), the two things a stateless client keeps and sends back.
 import type { RenderContext } from '../../../ir/protocol.js';
 import type { ProviderError, Response, Usage } from '../../../ir/types.js';
 import { encodeStateToken } from '../../state-token.js';
-import { encodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
+import { encodeToolCallId } from '../../tool-call-id.js';
 import { renderChatError } from '../../openai-chat/client/render-error.js';
 import { toResponseStatus, toResponsesUsage, type ResponseStatus } from '../wire.js';
 import { clientTools, type ClientTool } from './tool-names.js';

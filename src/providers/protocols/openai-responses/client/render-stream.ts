@@ -8,7 +8,7 @@
 // (their input is one argument of the JSON the model streams) and sent as custom tool calls.
 import type { RenderContext, StreamRenderer } from '../../../ir/protocol.js';
 import type { FinishReason, ProviderError, StreamEvent, Usage } from '../../../ir/types.js';
-import { encodeToolCallId } from '../../openai-chat/client/tool-call-id.js';
+import { encodeToolCallId } from '../../tool-call-id.js';
 import { encodeStateToken } from '../../state-token.js';
 import { toResponseStatus } from '../wire.js';
 import { callItem, customInput, itemId, messageItem, reasoningItem, responseObject } from './render-response.js';

@@ -1,9 +1,15 @@
-// Opaque provider state on a tool call (a Gemini thoughtSignature…) has no field in Chat: it rides
-// in the tool-call id, the one thing a Chat client keeps and sends back (provider-reference.md
-// §3.3, §4.4). Ids we mint use only [A-Za-z0-9_-], so they also pass Anthropic's tool_use id pattern
-// when a conversation moves there.
+// The tool-call ids every door shows its clients, and reads back on the next turn. One scheme for
+// all doors, so a call gets one id whichever door it went out through:
+// - a provider that gave no id gets one minted from the answer's id and the call's position: unique
+//   in the answer (Anthropic refuses a conversation whose tool_use ids repeat, and clients pair
+//   results with calls by id) and the same in a stream and in the whole answer;
+// - opaque provider state on a call (a Gemini thoughtSignature) has no field in Chat or Responses:
+//   there it rides in the id, the one thing such a client keeps and sends back (provider-reference.md
+//   §3.3, §4.4). The Messages door carries state in thinking blocks instead and mints ids without it.
+// Ids we mint use only [A-Za-z0-9_-], so they pass Anthropic's tool_use id pattern too.
 //
-//   <id>                              a provider's id with no state: unchanged
+//   <id>                              a provider's id with no state, that the door's clients take
+//                                     as it is: unchanged
 //   gmn1_<id field>[_<sig field>]     Gemini's own state, {id?, thoughtSignature?}: the form the
 //                                     Gemini translator issued before the hub, kept so ids clients
 //                                     already hold decode, and Gemini answers read as before
@@ -16,7 +22,7 @@
 //                t<base64url of UTF-8>     any other string, kept verbatim
 //   state field: base64url of JSON {"p": provider, "d": data}
 // No id field contains `_`, so the first `_` after the prefix starts the state.
-import type { ProviderState } from '../../../ir/types.js';
+import type { ProviderState } from '../ir/types.js';
 
 const GEMINI = 'gmn1_';
 const GENERIC = 'gw1_';
@@ -25,6 +31,8 @@ const GEMINI_PROVIDER = 'gemini';
 const ALNUM = /^[A-Za-z0-9]+$/;
 const HEX = /^(?:[0-9a-f]{2})+$/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
+/** Chat and Responses ids are free strings: any provider id can be shown as it is. */
+const ANY_ID = /^/;
 
 export interface DecodedToolCallId {
   /** The provider's id, absent when it gave none (the Chat id was minted). */
@@ -32,9 +40,13 @@ export interface DecodedToolCallId {
   state?: ProviderState;
 }
 
-/** `id` '' means the provider gave none: one is minted from `fallbackId` and the call's position in the answer. */
-export function encodeToolCallId(id: string, state: ProviderState | undefined, fallbackId: string, callIndex: number): string {
-  if (state === undefined && id !== '' && !id.startsWith(GEMINI) && !id.startsWith(GENERIC)) return id;
+/**
+ * The id a client sees for a call. `id` '' means the provider gave none: one is minted from
+ * `fallbackId` and the call's position in the answer (count calls the same way in a stream and in
+ * a whole answer). `shownAsIs` is the provider ids the door's clients take unchanged.
+ */
+export function encodeToolCallId(id: string, state: ProviderState | undefined, fallbackId: string, callIndex: number, shownAsIs: RegExp = ANY_ID): string {
+  if (state === undefined && id !== '' && !id.startsWith(GEMINI) && !id.startsWith(GENERIC) && shownAsIs.test(id)) return id;
   const idField = id === '' ? `s${fallbackId.replace(/[^A-Za-z0-9]/g, '')}n${callIndex}` : ALNUM.test(id) ? `r${id}` : `h${Buffer.from(id, 'utf8').toString('hex')}`;
   if (state === undefined) return GENERIC + idField;
   if (isGeminiCompact(id, state)) {
@@ -71,6 +83,16 @@ export function decodeToolCallId(chatId: string): DecodedToolCallId | undefined 
     out.state = state;
   }
   return out;
+}
+
+/**
+ * The call a client's id names, as the IR knows it: the provider's id and state for an id we
+ * issued, else the client's id itself (a minted id stands for its call from then on).
+ */
+export function readToolCallId(clientId: string): { id: string; state?: ProviderState } {
+  const decoded = decodeToolCallId(clientId);
+  const id = decoded?.id ?? clientId;
+  return decoded?.state === undefined ? { id } : { id, state: decoded.state };
 }
 
 /** Gemini's state with nothing but its call id (matching the IR id) and signature. */
