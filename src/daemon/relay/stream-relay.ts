@@ -8,19 +8,17 @@ import type { OpenAIStreamFilter } from '../../providers/openai/stream.js';
 import type { OpenAIErrorBody, OpenAIUsage, ProviderId, SseEvent } from '../../providers/types.js';
 import type { BodyCapture } from '../observe/body-log.js';
 import type { DaemonContext } from '../context.js';
-import type { TokenUsage } from '../observe/events.js';
+import { irUsageToTokens, type TokenUsage } from '../observe/events.js';
 import { write } from '../http/http-util.js';
-import { openaiUsage } from './native-usage.js';
+import { fromChatUsage } from '../../providers/protocols/openai-chat/usage.js';
 import { SseParser, sseData, SSE_DONE } from '../http/sse.js';
 import type { RequestTracker } from '../observe/tracker.js';
 import type { BodySink } from './upstream-call.js';
 import { GatewayError } from '../http/errors.js';
 
-/** OpenAI usage → the tracker's token counts (the JSON answers in unified.ts use it too), read as native answers' are. */
+/** OpenAI Chat usage → the tracker's token counts, read by the Chat protocol's one usage reader. */
 export function usageToTokens(u: OpenAIUsage | undefined): TokenUsage {
-  const out: TokenUsage = {};
-  openaiUsage(u as Record<string, unknown> | undefined, out);
-  return out;
+  return irUsageToTokens(fromChatUsage(u));
 }
 
 /**
