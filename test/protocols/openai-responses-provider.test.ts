@@ -147,14 +147,14 @@ describe('OpenAI Responses provider: building the call', () => {
 describe('OpenAI Responses provider: reading an answer', () => {
   it('a text answer', () => {
     expect(provider.readResponse(json('text.response.json'), OPENAI)).toEqual({
-      id: 'resp_r1', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 20, outputTokens: 8 },
+      id: 'resp_r1', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 20, outputTokens: 8, cachedInputTokens: 0, reasoningTokens: 0 },
       choices: [{ index: 0, finish: 'stop', parts: [{ type: 'text', text: 'Paris is the capital of France.' }] }],
     });
   });
 
   it('function calls: the call_id is the IR id', () => {
     expect(provider.readResponse(json('tool-call.response.json'), OPENAI)).toEqual({
-      id: 'resp_r2', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 50, outputTokens: 30, cachedInputTokens: 32 },
+      id: 'resp_r2', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 50, outputTokens: 30, cachedInputTokens: 32, reasoningTokens: 0 },
       choices: [{ index: 0, finish: 'tool-calls', parts: [
         { type: 'tool-call', id: 'call_r2a', name: 'get_weather', arguments: '{"city":"Paris"}' },
         { type: 'tool-call', id: 'call_r2b', name: 'get_time', arguments: '{}' },
@@ -170,7 +170,7 @@ describe('OpenAI Responses provider: reading an answer', () => {
 
   it('reasoning: summaries joined, the encrypted content and item id kept as this provider\'s state', () => {
     expect(provider.readResponse(json('reasoning.response.json'), { ...OPENAI, provider: 'openai-eu' })).toEqual({
-      id: 'resp_r4', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 30, outputTokens: 180, reasoningTokens: 160 },
+      id: 'resp_r4', model: 'gpt-5.4-2026-03-05', usage: { inputTokens: 30, outputTokens: 180, cachedInputTokens: 0, reasoningTokens: 160 },
       choices: [{ index: 0, finish: 'stop', parts: [
         { type: 'reasoning', text: '**Checking divisors**\n\nNone divide 97.', state: { provider: 'openai-eu', data: { encryptedContent: 'gAAAAABpENC-r4==', id: 'rs_r4' } } },
         { type: 'text', text: '97 is prime.' },
@@ -191,7 +191,8 @@ describe('OpenAI Responses provider: reading an answer', () => {
 });
 
 describe('OpenAI Responses provider: reading a stream', () => {
-  const usage = { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8 };
+  // The reported zeros are counts too (usage.ts).
+  const usage = { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8, reasoningTokens: 0 };
   const EXPECTED: Record<string, StreamEvent[]> = {
     'text.sse': [
       { type: 'start', id: 'resp_t1', model: 'gpt-5.4-2026-03-05' },
@@ -206,7 +207,7 @@ describe('OpenAI Responses provider: reading a stream', () => {
       { type: 'tool-call-arguments', id: 'call_A', delta: ': "Par' },
       { type: 'tool-call-arguments', id: 'call_A', delta: 'is"}' },
       { type: 'tool-call-end', id: 'call_A' },
-      { type: 'finish', reason: 'tool-calls', usage: { inputTokens: 40, outputTokens: 22 } },
+      { type: 'finish', reason: 'tool-calls', usage: { inputTokens: 40, outputTokens: 22, cachedInputTokens: 0, reasoningTokens: 0 } },
     ],
     'reasoning.sse': [
       { type: 'start', id: 'resp_t3', model: 'gpt-5.4-2026-03-05' },
@@ -214,11 +215,11 @@ describe('OpenAI Responses provider: reading a stream', () => {
       { type: 'reasoning', text: 'Try 2, 3, 5' }, { type: 'reasoning', text: ', 7. None divide 97.' },
       { type: 'reasoning-end', state: { provider: 'openai', data: { encryptedContent: 'gAAAAABpENC-t3==', id: 'rs_t3' } } },
       { type: 'text', text: '97 is prime.' },
-      { type: 'finish', reason: 'stop', usage: { inputTokens: 30, outputTokens: 180, reasoningTokens: 160 } },
+      { type: 'finish', reason: 'stop', usage: { inputTokens: 30, outputTokens: 180, cachedInputTokens: 0, reasoningTokens: 160 } },
     ],
     'incomplete.sse': [
       { type: 'start', id: 'resp_t7', model: 'gpt-5.4-2026-03-05' }, { type: 'text', text: 'Once upon a' },
-      { type: 'finish', reason: 'length', usage: { inputTokens: 9, outputTokens: 16 } },
+      { type: 'finish', reason: 'length', usage: { inputTokens: 9, outputTokens: 16, cachedInputTokens: 0, reasoningTokens: 0 } },
     ],
     'failed.sse': [
       { type: 'start', id: 'resp_t4', model: 'gpt-5.4-2026-03-05' }, { type: 'text', text: 'Par' },

@@ -40,8 +40,8 @@ describe('OpenAI Chat chunks → IR', () => {
     'text.sse': [
       { type: 'start', id: 'chatcmpl-t1', model: 'gpt-5.4-2026-03-05' },
       { type: 'text', text: 'Hello' }, { type: 'text', text: ' wörld 👋' },
-      { type: 'usage', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8 } },
-      { type: 'finish', reason: 'stop', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8 } },
+      { type: 'usage', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8, reasoningTokens: 0 } },
+      { type: 'finish', reason: 'stop', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8, reasoningTokens: 0 } },
     ],
     'parallel-tools.sse': [
       { type: 'start', id: 'chatcmpl-t2', model: 'gpt-5.4' },

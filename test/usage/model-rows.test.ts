@@ -12,7 +12,7 @@ import { requestRow } from '../../src/daemon/dashboard/page-usage.js';
 import { openUsageHistory, recordUsage, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
 import { recentRequests, usageGroups, type StoredRequest } from '../../src/daemon/observe/usage/queries.js';
 import { MIGRATIONS, SCHEMA_VERSION, schemaVersion } from '../../src/daemon/observe/usage/schema.js';
-import { loadSqlite } from '../../src/daemon/observe/usage/sqlite.js';
+import { loadSqlite } from '../../src/daemon/store/sqlite.js';
 import { UsageStore } from '../../src/daemon/observe/usage/store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { defaultReply, type MockHandler } from '../helpers/mock-provider.js';

@@ -65,12 +65,28 @@ describe('the price table', () => {
   });
 });
 
+/** A Chat Completions server that bills cache writes and reports them (OpenRouter does). */
+const CACHE_WRITER_PRICE = { input: 2, cachedInput: 0.2, cacheWrite: 2.5, output: 8 };
+const CACHE_WRITES = { prompt_tokens: 3000, completion_tokens: 100, total_tokens: 3100, prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 1500 } };
+function cacheWriterAnswer(stream: boolean) {
+  const base = { id: 'c2', created: 1, model: 'gpt-cache-writer' };
+  if (!stream) {
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: CACHE_WRITES }) };
+  }
+  const chunks = [
+    { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null }] },
+    { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+    { ...base, object: 'chat.completion.chunk', choices: [], usage: CACHE_WRITES },
+  ];
+  return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n' };
+}
+
 describe('each provider end to end: reported tokens → recorded row and cost', () => {
   let gw: TestGateway;
   let recorder: UsageRecorder;
   beforeAll(async () => {
     gw = await startTestGateway();
-    const history = await openUsageHistory({ dir: gw.dir, config: { prices: { 'openai/gpt-5.4': { input: 2, output: 16 } } }, log: () => {} });
+    const history = await openUsageHistory({ dir: gw.dir, config: { prices: { 'openai/gpt-5.4': { input: 2, output: 16 }, 'openai/gpt-cache-writer': CACHE_WRITER_PRICE } }, log: () => {} });
     recorder = recordUsage(history, gw.daemon.ctx.bus, () => {});
     const json = (body: unknown) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     gw.mocks.anthropic.setHandler((r) => (r.url.startsWith('/v1/messages') ? json({
@@ -78,11 +94,16 @@ describe('each provider end to end: reported tokens → recorded row and cost', 
       stop_reason: 'end_turn', stop_sequence: null,
       usage: { input_tokens: 1000, cache_read_input_tokens: 3000, cache_creation_input_tokens: 500, output_tokens: 800 },
     }) : undefined));
-    gw.mocks.openai.setHandler((r) => (r.url === '/v1/chat/completions' ? json({
-      id: 'c1', object: 'chat.completion', created: 1, model: 'o4-mini-2025-04-16',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 2000, completion_tokens: 1500, total_tokens: 3500, prompt_tokens_details: { cached_tokens: 1024 }, completion_tokens_details: { reasoning_tokens: 1000 } },
-    }) : undefined));
+    gw.mocks.openai.setHandler((r) => {
+      if (r.url !== '/v1/chat/completions') return undefined;
+      const asked = JSON.parse(r.body.toString('utf8')) as { model?: string; stream?: boolean };
+      if (asked.model === 'gpt-cache-writer') return cacheWriterAnswer(asked.stream === true);
+      return json({
+        id: 'c1', object: 'chat.completion', created: 1, model: 'o4-mini-2025-04-16',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 2000, completion_tokens: 1500, total_tokens: 3500, prompt_tokens_details: { cached_tokens: 1024 }, completion_tokens_details: { reasoning_tokens: 1000 } },
+      });
+    });
     gw.mocks.gemini.setHandler((r) => (r.url.includes(':generateContent') ? json({
       candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 5000, cachedContentTokenCount: 4000, candidatesTokenCount: 300, thoughtsTokenCount: 700, totalTokenCount: 6000 },
@@ -115,6 +136,25 @@ describe('each provider end to end: reported tokens → recorded row and cost', 
     const r = lastRow();
     expect(r).toMatchObject({ provider: 'openai', model: 'o4-mini-2025-04-16', inputTokens: 2000, cachedTokens: 1024, outputTokens: 1500, reasoningTokens: 1000 });
     expect(r.cost).toBeCloseTo((976 * 1.1 + 1024 * 0.275 + 1500 * 4.4) / 1e6, 12);
+  });
+
+  it('an OpenAI Chat provider\'s cache writes: the same row natively and translated (whole and streamed)', async () => {
+    const cost = (500 * 2 + 1000 * 0.2 + 1500 * 2.5 + 100 * 8) / 1e6;
+    const counts = { provider: 'openai', model: 'gpt-cache-writer', inputTokens: 3000, cachedTokens: 1000, cacheWriteTokens: 1500, outputTokens: 100 };
+    const ask = { model: 'gpt-cache-writer', messages: [{ role: 'user', content: 'hi' }] };
+    expect((await post('/openai/v1/chat/completions', ask)).status).toBe(200);
+    expect(lastRow()).toMatchObject({ ...counts, mode: 'native' });
+    expect(lastRow().cost).toBeCloseTo(cost, 12);
+    // A Messages client asking for the same model: its request is translated into Chat Completions.
+    const viaMessages = { ...ask, model: 'openai/gpt-cache-writer', max_tokens: 10 };
+    expect((await post('/v1/messages', viaMessages)).status).toBe(200);
+    expect(lastRow()).toMatchObject({ ...counts, mode: 'messages' });
+    expect(lastRow().cost).toBeCloseTo(cost, 12);
+    const streamed = await post('/v1/messages', { ...viaMessages, stream: true });
+    expect(await streamed.text()).toContain('message_stop');
+    await expect.poll(() => lastRow().stream).toBe(true);
+    expect(lastRow()).toMatchObject({ ...counts, mode: 'messages' });
+    expect(lastRow().cost).toBeCloseTo(cost, 12);
   });
 
   it('Gemini (native): cached content and thoughts', async () => {

@@ -9,7 +9,7 @@ import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usa
 import { filterOptions, latencyByProvider, localDay, recentRequests, usageGroups, usageSeries, usageTotals } from '../../src/daemon/observe/usage/queries.js';
 import { UsageRecorder } from '../../src/daemon/observe/usage/recorder.js';
 import { migrate, MIGRATIONS, SCHEMA_VERSION, schemaVersion, type Migration } from '../../src/daemon/observe/usage/schema.js';
-import { loadSqlite } from '../../src/daemon/observe/usage/sqlite.js';
+import { loadSqlite } from '../../src/daemon/store/sqlite.js';
 import { HOUR_MS, UsageStore, type UsageRow } from '../../src/daemon/observe/usage/store.js';
 
 let dir: string;
@@ -264,6 +264,23 @@ describe('the recorder', () => {
     store.db.exec('ROLLBACK');
     request(bus, 'b');
     expect(rec.flush()).toBe(2);
+    await rec.close();
+  });
+});
+
+describe('the recorder, when a large flush is refused part way', () => {
+  it('writes no row twice: what was committed leaves the queue, the rest is retried', async () => {
+    const store = await UsageStore.open(join(dir, 'usage.db'));
+    const bus = new EventBus();
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 60_000, maxBatch: 1e9 }).start();
+    for (let i = 0; i < 6_000; i++) request(bus, `r${i}`);
+    // The database refuses one row of the second transaction (a flush writes 5,000 rows to one).
+    store.db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON requests WHEN NEW.request_id = 'r5500' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    expect(rec.flush()).toBe(5_000);
+    expect(store.count()).toBe(5_000);
+    store.db.exec('DROP TRIGGER refuse');
+    expect(rec.flush()).toBe(1_000);
+    expect(store.count()).toBe(6_000);
     await rec.close();
   });
 });

@@ -10,7 +10,7 @@ import type { QuirkProfile } from '../../providers/quirks.js';
 import type { BodyCapture } from '../observe/body-log.js';
 import { SSE_HEADERS } from '../http/send.js';
 import type { DoorRun } from './door.js';
-import { irUsageToTokens } from '../relay/ir-relay.js';
+import { irUsageToTokens } from '../observe/events.js';
 import type { RequestTracker } from '../observe/tracker.js';
 
 /**

@@ -6,7 +6,8 @@ import { loadedProviderSide, providerSide } from '../../providers/protocols/prov
 import { upstreamPath } from '../../providers/registry.js';
 import { GatewayError } from '../http/errors.js';
 import { sendJsonText, SSE_HEADERS } from '../http/send.js';
-import { irUsageToTokens, createIrRelay } from '../relay/ir-relay.js';
+import { irUsageToTokens } from '../observe/events.js';
+import { createIrRelay } from '../relay/ir-relay.js';
 import { createRelaySink } from '../relay/stream-relay.js';
 import { callUpstream, type CallOutcome, type OpenStream } from '../relay/upstream-call.js';
 import { gatewayCallHeaders } from '../relay/upstream.js';

@@ -1,17 +1,32 @@
 // Typed request-lifecycle events for the monitor, the dashboard and usage accounting.
 // Publishing is synchronous and cheap (a loop over subscribers); a subscriber that needs to do I/O
 // must queue the event itself and never throw back into the request path.
+import type { Usage } from '../../providers/ir/types.js';
 import type { ProviderId } from '../../providers/types.js';
 
 /** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages, Responses or Gemini door. */
 export type RequestMode = 'unified' | 'native' | 'messages' | 'responses' | 'gemini';
 
+/** A request's tokens as the tracker counts them: input includes cache reads and writes, output includes reasoning (as IR usage does). */
 export interface TokenUsage {
   inputTokens?: number;
   outputTokens?: number;
   cachedTokens?: number;
   cacheWriteTokens?: number;
   reasoningTokens?: number;
+}
+
+/**
+ * IR usage (a protocol's usage reader's, providers/protocols/<p>/usage.ts) → the tracker's counts:
+ * the one conversion, whichever path the answer took. A count the provider left unknown stays out.
+ */
+export function irUsageToTokens(u: Usage | undefined): TokenUsage {
+  if (!u) return {};
+  const out: TokenUsage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens };
+  if (u.cachedInputTokens !== undefined) out.cachedTokens = u.cachedInputTokens;
+  if (u.cacheWriteTokens !== undefined) out.cacheWriteTokens = u.cacheWriteTokens;
+  if (u.reasoningTokens !== undefined) out.reasoningTokens = u.reasoningTokens;
+  return out;
 }
 
 export interface RequestStarted {

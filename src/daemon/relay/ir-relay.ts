@@ -3,21 +3,14 @@
 // synchronous pass per upstream network chunk, so the relay sink can write each chunk's text the
 // moment it arrives (stream-relay.ts's createRelaySink does the writing and the accounting).
 import type { StreamReader, StreamRenderer } from '../../providers/ir/protocol.js';
-import type { ErrorKind, StreamEvent, Usage } from '../../providers/ir/types.js';
+import type { ErrorKind, StreamEvent } from '../../providers/ir/types.js';
 import type { SseEvent } from '../../providers/types.js';
 import type { GatewayError } from '../http/errors.js';
-import type { TokenUsage } from '../observe/events.js';
+import { irUsageToTokens } from '../observe/events.js';
 import { SseParser } from '../http/sse.js';
 import type { StreamRelay } from './stream-relay.js';
 
-/** IR usage → the tracker's token counts. */
-export function irUsageToTokens(u: Usage | undefined): TokenUsage {
-  if (!u) return {};
-  return {
-    inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedInputTokens,
-    cacheWriteTokens: u.cacheWriteTokens, reasoningTokens: u.reasoningTokens,
-  };
-}
+// The one IR usage → tracker counts conversion, still importable from here.
 
 /** The neutral kind of a failure the gateway itself saw mid-stream. */
 export function kindOf(code: string): ErrorKind {

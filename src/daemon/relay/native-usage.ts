@@ -1,7 +1,12 @@
 // Reads token usage out of a native response as it streams past, for the monitor and accounting,
-// without touching the bytes the client gets. Only the events that carry usage are parsed.
+// without touching the bytes the client gets. The reading itself is each protocol's one usage reader
+// (providers/protocols/<p>/usage.ts, the same the translating readers use); this is the byte-level
+// part: SSE parsing, and a whole JSON answer kept (up to a cap) and scanned for its usage only when
+// asked, never parsed whole.
 import type { ProtocolId } from '../../providers/ir/protocol.js';
-import type { TokenUsage } from '../observe/events.js';
+import type { UsageReader, UsageStreamTap } from '../../providers/ir/usage-reader.js';
+import { USAGE_READERS } from '../../providers/protocols/usage-readers.js';
+import { irUsageToTokens, type TokenUsage } from '../observe/events.js';
 import { SseParser } from '../http/sse.js';
 
 export interface UsageTap {
@@ -15,51 +20,9 @@ export interface UsageTap {
   responseId(): string | null;
 }
 
-const RESPONSE_ID = /"id":\s*"(resp_[^"]{1,200})"/;
-
 const JSON_CAP = 8 * 1024 * 1024; // larger JSON bodies are forwarded but not read for usage
 
-type Obj = Record<string, unknown>;
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' ? (v as Obj) : undefined);
 function parse(text: string): unknown { try { return JSON.parse(text); } catch { return undefined; } }
-
-/** Anthropic `usage` → our counters (input includes cache reads and writes, as the API defines total input). */
-export function anthropicUsage(u: Obj | undefined, into: TokenUsage): void {
-  if (!u) return;
-  const input = num(u.input_tokens); const read = num(u.cache_read_input_tokens); const write = num(u.cache_creation_input_tokens);
-  if (input !== undefined || read !== undefined || write !== undefined) {
-    into.inputTokens = (input ?? 0) + (read ?? 0) + (write ?? 0);
-    if (read !== undefined) into.cachedTokens = read;
-    if (write !== undefined) into.cacheWriteTokens = write;
-  }
-  if (num(u.output_tokens) !== undefined) into.outputTokens = num(u.output_tokens);
-  const thinking = num(obj(u.output_tokens_details)?.thinking_tokens);
-  if (thinking !== undefined) into.reasoningTokens = thinking;
-}
-
-export function openaiUsage(u: Obj | undefined, into: TokenUsage): void {
-  if (!u) return;
-  into.inputTokens = num(u.prompt_tokens) ?? num(u.input_tokens);
-  into.outputTokens = num(u.completion_tokens) ?? num(u.output_tokens);
-  // Chat names the details after prompt/completion, Responses after input/output.
-  // DeepSeek counts cache hits in its own prompt_cache_hit_tokens (api-docs.deepseek.com/guides/kv_cache).
-  const cached = num(obj(u.prompt_tokens_details ?? u.input_tokens_details)?.cached_tokens) ?? num(u.prompt_cache_hit_tokens);
-  if (cached !== undefined) into.cachedTokens = cached;
-  const written = num(obj(u.prompt_tokens_details)?.cache_write_tokens);
-  if (written !== undefined) into.cacheWriteTokens = written;
-  const reasoning = num(obj(u.completion_tokens_details ?? u.output_tokens_details)?.reasoning_tokens);
-  if (reasoning !== undefined) into.reasoningTokens = reasoning;
-}
-
-export function geminiUsage(u: Obj | undefined, into: TokenUsage): void {
-  if (!u) return;
-  into.inputTokens = (num(u.promptTokenCount) ?? 0) + (num(u.toolUsePromptTokenCount) ?? 0);
-  const thoughts = num(u.thoughtsTokenCount);
-  into.outputTokens = (num(u.candidatesTokenCount) ?? 0) + (thoughts ?? 0);
-  if (num(u.cachedContentTokenCount) !== undefined) into.cachedTokens = num(u.cachedContentTokenCount);
-  if (thoughts !== undefined) into.reasoningTokens = thoughts;
-}
 
 /**
  * The JSON object that follows the last `"key":` in `body`, cut out with a string-aware brace scan,
@@ -107,92 +70,43 @@ function firstStringValue(body: Buffer, key: string): string | null {
   return body.toString('utf8', i + 1, end);
 }
 
-/** Usage and model from a whole JSON answer (or Gemini's JSON-array stream). */
-function usageFromJsonBody(protocol: ProtocolId, body: Buffer, usage: TokenUsage): string | null {
-  const u = obj(objectAfterLastKey(body, protocol === 'gemini' ? 'usageMetadata' : 'usage'));
-  if (protocol === 'anthropic') anthropicUsage(u, usage);
-  else if (protocol === 'gemini') geminiUsage(u, usage);
-  else openaiUsage(u, usage);
-  const model = firstStringValue(body, protocol === 'gemini' ? 'modelVersion' : 'model');
-  return model === null ? null : model.replace(/^models\//, '');
-}
-
-function fromBody(protocol: ProtocolId, body: unknown, usage: TokenUsage): string | null {
-  const items = Array.isArray(body) ? body : [body]; // Gemini's non-SSE stream is a JSON array
-  let model: string | null = null;
-  for (const item of items) {
-    const o = obj(item);
-    if (!o) continue;
-    if (protocol === 'anthropic') anthropicUsage(obj(o.usage), usage);
-    else if (protocol === 'gemini') geminiUsage(obj(o.usageMetadata), usage);
-    else openaiUsage(obj(o.usage), usage);
-    const m = o.model ?? o.modelVersion;
-    if (typeof m === 'string') model = m.replace(/^models\//, '');
-  }
-  return model;
-}
-
 export function createNativeUsageTap(protocol: ProtocolId, contentType: string): UsageTap | undefined {
-  const usage: TokenUsage = {};
-  let model: string | null = null;
-  if (contentType.includes('text/event-stream')) {
-    const parser = new SseParser();
-    let lastGemini: string | undefined;
-    let complete = false;
-    let responseId: string | null = null;
-    const onData = (ev: { event?: string; data: string }) => {
-      if (protocol === 'anthropic') {
-        if (ev.event === 'message_stop') complete = true;
-        if (ev.event !== 'message_start' && ev.event !== 'message_delta') return;
-        const o = obj(parse(ev.data));
-        const msg = obj(o?.message);
-        if (msg) { anthropicUsage(obj(msg.usage), usage); if (typeof msg.model === 'string') model = msg.model; }
-        anthropicUsage(obj(o?.usage), usage);
-      } else if (protocol === 'openai-chat') {
-        if (ev.data === '[DONE]') { complete = true; return; }
-        if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
-        if (!ev.data.includes('"usage":{')) return;
-        openaiUsage(obj(obj(parse(ev.data))?.usage), usage);
-      } else if (protocol === 'openai-responses') {
-        // The lifecycle events carry the response object; only the last one has usage.
-        if (model === null) { const m = /"model":"([^"]+)"/.exec(ev.data); if (m) model = m[1]!; }
-        if (responseId === null && ev.event === 'response.created') responseId = RESPONSE_ID.exec(ev.data)?.[1] ?? null;
-        if (ev.event !== 'response.completed' && ev.event !== 'response.incomplete' && ev.event !== 'response.failed') return;
-        complete = true;
-        openaiUsage(obj(obj(obj(parse(ev.data))?.response)?.usage), usage);
-      } else {
-        lastGemini = ev.data; // cumulative: only the latest matters, parsed on demand
-      }
-    };
-    const flushGemini = () => {
-      if (lastGemini === undefined) return;
-      const m = fromBody('gemini', parse(lastGemini), usage);
-      if (m) model = m;
-      lastGemini = undefined;
-    };
-    return {
-      push(chunk) { for (const ev of parser.push(chunk)) onData(ev); },
-      outputTokens() { flushGemini(); return usage.outputTokens; },
-      usage() { for (const ev of parser.end()) onData(ev); flushGemini(); return usage; },
-      model() { flushGemini(); return model; },
-      complete: () => complete,
-      responseId: () => responseId,
-    };
-  }
-  if (contentType.includes('json')) return new JsonUsageTap(protocol);
+  const reader = USAGE_READERS[protocol];
+  if (contentType.includes('text/event-stream')) return new SseUsageTap(reader.createStreamTap());
+  if (contentType.includes('json')) return new JsonUsageTap(reader);
   return undefined;
 }
 
-/** A whole JSON answer: its bytes are kept (up to JSON_CAP) and read once, when asked. */
+/** A stream: its events go through the protocol's stream tap as they pass. */
+class SseUsageTap implements UsageTap {
+  private readonly parser = new SseParser();
+
+  constructor(private readonly tap: UsageStreamTap) {}
+
+  push(chunk: Buffer): void {
+    for (const ev of this.parser.push(chunk)) this.tap.push(ev);
+  }
+
+  outputTokens(): number | undefined { return this.tap.usage()?.outputTokens; }
+  usage(): TokenUsage {
+    for (const ev of this.parser.end()) this.tap.push(ev); // a last event without its blank line
+    return irUsageToTokens(this.tap.usage());
+  }
+  model(): string | null { return this.tap.model() ?? null; }
+  complete(): boolean { return this.tap.complete(); }
+  responseId(): string | null { return this.tap.responseId() ?? null; }
+}
+
+/** A whole JSON answer (or Gemini's JSON-array stream): its bytes are kept (up to JSON_CAP) and read once, when asked. */
 class JsonUsageTap implements UsageTap {
   private parts: Buffer[] = [];
   private size = 0;
   private read = false;
-  private readonly found: TokenUsage = {};
+  private found: TokenUsage = {};
   private foundModel: string | null = null;
   private foundId: string | null = null;
 
-  constructor(private readonly protocol: ProtocolId) {}
+  constructor(private readonly reader: UsageReader) {}
 
   push(chunk: Buffer): void {
     this.size += chunk.length;
@@ -208,12 +122,14 @@ class JsonUsageTap implements UsageTap {
   private finish(): void {
     if (this.read) return;
     this.read = true;
-    const { parts, size } = this;
+    const { parts, size, reader } = this;
     if (size > 0 && size <= JSON_CAP) {
       const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
-      this.foundModel = usageFromJsonBody(this.protocol, body, this.found);
-      // The response object's own id is its first key.
-      if (this.protocol === 'openai-responses') this.foundId = RESPONSE_ID.exec(body.toString('latin1', 0, 512))?.[1] ?? null;
+      // The last usage object: a whole answer's own (after its content), or a JSON-array stream's latest.
+      this.found = irUsageToTokens(reader.fromUsage(objectAfterLastKey(body, reader.usageKey)));
+      const model = firstStringValue(body, reader.modelKey);
+      if (model !== null) this.foundModel = reader.modelId(model);
+      if (reader.answerId) this.foundId = reader.answerId(body.toString('latin1', 0, 512)) ?? null;
     }
     this.parts = [];
   }

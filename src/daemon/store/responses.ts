@@ -2,20 +2,23 @@
 // GET/DELETE /v1/responses/{id} on models that are not OpenAI's. Answers OpenAI keeps itself (its
 // models, through the fast path) are recorded here only by id and owner, so that the same client
 // can read them back through the door and no other proxy key can. One SQLite
-// file (`responses.db`, 0600) beside the usage history. A request never waits on the disk: new
-// answers and deletions are kept in memory and written every half second (and on close), 200 to a
-// transaction; reads look at that queue first. Each answer belongs to the proxy key that made it;
+// file (`responses.db`, 0600, set up as the usage history's: store/sqlite.ts) beside the usage
+// history. A request never waits on the disk: new answers and deletions are queued in memory and
+// written half a second later (and on close), 200 to a transaction (store/batch-writer.ts); reads
+// look at that queue first. Each answer belongs to the proxy key that made it;
 // another key sees nothing. Answers older than the retention are gone (judged on read, so expiry
 // is exact between prunes), and when the answers take more than the cap the oldest go first.
-import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StatementSync } from 'node:sqlite';
-import { startCheckpointer, type Checkpointer } from '../observe/usage/checkpointer.js';
-import { loadSqlite, type Database } from '../observe/usage/sqlite.js';
+import { BatchWriter } from './batch-writer.js';
+import { openDatabase, startCheckpointer, StatementCache, transaction, type Checkpointer, type Database } from './sqlite.js';
 
 export const RESPONSES_DB_FILE = 'responses.db';
 const DAY_MS = 86_400_000;
-/** Answers per write transaction (see flush). */
+/**
+ * Answers per write transaction, with the event loop free in between: a busy daemon queues
+ * thousands per half second, and one transaction for all of them held every request for tens of
+ * milliseconds (the bench's p99).
+ */
 const FLUSH_CHUNK = 200;
 
 export interface ResponsesSettings {
@@ -60,13 +63,23 @@ export interface StoredResponse {
 export type Chain = { items: unknown[] } | { heldBy: string };
 
 interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; response: string; held_by: string | null }
+/** A queued deletion. */
+interface Gone { gone: string }
 
 export class ResponseStore {
   private db: Database | undefined;
+  private statements: StatementCache | undefined;
   private opening: Promise<Database> | undefined;
-  /** Answers not written yet, already as the rows they become: two strings each, little for the GC to carry. */
-  private readonly pending = new Map<string, Row>();
-  private readonly deleted = new Set<string>();
+  /**
+   * Answers and deletions not written yet, by id: answers already as the rows they become (two
+   * strings each, little for the GC to carry).
+   */
+  private readonly changes: BatchWriter<Row | Gone> = new BatchWriter<Row | Gone>({
+    chunk: FLUSH_CHUNK,
+    key: (c) => ('gone' in c ? c.gone : c.id),
+    write: (batch) => this.write(batch),
+    onError: (e) => this.log(`responses: could not write the store: ${e.message}`),
+  });
   private timer: NodeJS.Timeout | undefined;
   private lastPrune = 0;
   /** The `bytes` of every written answer, kept as they are written and deleted (summed once, on open). */
@@ -87,18 +100,18 @@ export class ResponseStore {
 
   /** Keeps an answer (written with the next batch). */
   put(r: StoredResponse): void {
-    this.deleted.delete(r.id);
-    this.pending.set(r.id, toRow(r));
+    this.changes.add(toRow(r));
     this.schedule();
   }
 
   /** The answer `id` as `keyId` may see it: undefined when unknown, expired, deleted, or another key's. */
   async get(id: string, keyId: string): Promise<StoredResponse | undefined> {
-    if (this.deleted.has(id)) return undefined;
-    let row = this.pending.get(id);
+    const queued = this.changes.get(id);
+    if (queued && 'gone' in queued) return undefined;
+    let row = queued;
     if (!row) {
-      const db = await this.open();
-      row = this.stmt(db, 'get', 'SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
+      await this.open();
+      row = this.statements!.get('SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
       if (!row) return undefined;
     }
     const r = fromRow(row);
@@ -109,8 +122,7 @@ export class ResponseStore {
   /** Forgets `id` when `keyId` may see it; true when it did. */
   async delete(id: string, keyId: string): Promise<boolean> {
     if (!(await this.get(id, keyId))) return false;
-    this.pending.delete(id);
-    this.deleted.add(id);
+    this.changes.add({ gone: id });
     this.schedule();
     return true;
   }
@@ -140,56 +152,34 @@ export class ResponseStore {
   }
 
   /**
-   * Writes what is queued now (also run by the timer and on close), a transaction of at most
-   * FLUSH_CHUNK answers at a time with the event loop free in between: a busy daemon queues
-   * thousands per half second, and one transaction for all of them held every request for tens of
-   * milliseconds (the bench's p99).
+   * Writes what is queued now (also run by the timer and on close), FLUSH_CHUNK answers to a
+   * transaction with the event loop free in between; one flush at a time: another waits for it,
+   * then writes what is still queued.
    */
-  flush(): Promise<void> {
-    // One flush at a time: another waits for it, then writes what is still queued.
-    const next = this.flushing.then(() => this.flushNow());
-    this.flushing = next.catch(() => {});
-    return next;
-  }
-
-  private flushing: Promise<void> = Promise.resolve();
-
-  private async flushNow(): Promise<void> {
-    if (this.pending.size === 0 && this.deleted.size === 0) return;
+  async flush(): Promise<void> {
+    if (this.changes.size === 0) return this.changes.flush().then(() => undefined); // waits for one running
     const db = await this.open();
-    const rows = [...this.pending.values()];
-    const gone = [...this.deleted];
-    for (let at = 0; at < rows.length || (at === 0 && gone.length > 0); at += FLUSH_CHUNK) {
-      if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      if (!this.writeChunk(db, rows.slice(at, at + FLUSH_CHUNK), at === 0 ? gone : [])) return;
-    }
-    if (this.clock() - this.lastPrune > 3_600_000) this.prune(db);
+    if ((await this.changes.flush()) > 0 && this.clock() - this.lastPrune > 3_600_000) this.prune(db);
   }
 
-  /** One transaction; false (logged, nothing dequeued) when the database refused it. */
-  private writeChunk(db: Database, rows: Row[], gone: string[]): boolean {
-    const insert = this.stmt(db, 'insert', 'INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-    const remove = this.stmt(db, 'delete', 'DELETE FROM responses WHERE id = ? RETURNING bytes');
+  /** One transaction; on failure (logged) nothing leaves the queue. */
+  private write(batch: Array<Row | Gone>): void {
+    const statements = this.statements!;
+    const insert = statements.get('INSERT OR REPLACE INTO responses (id, key_id, created_at, previous_id, bytes, input, response, held_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const remove = statements.get('DELETE FROM responses WHERE id = ? RETURNING bytes');
     let added = 0;
-    db.exec('BEGIN');
-    try {
-      for (const r of rows) {
+    transaction(this.db!, () => {
+      for (const r of batch) {
+        if ('gone' in r) {
+          added -= Number((remove.get(r.gone) as { bytes: number } | undefined)?.bytes ?? 0);
+          continue;
+        }
         const bytes = r.input.length + r.response.length;
         insert.run(r.id, r.key_id, r.created_at, r.previous_id, bytes, r.input, r.response, r.held_by);
         added += bytes;
       }
-      for (const id of gone) added -= Number((remove.get(id) as { bytes: number } | undefined)?.bytes ?? 0);
-      db.exec('COMMIT');
-    } catch (e) {
-      db.exec('ROLLBACK');
-      this.log(`responses: could not write the store: ${(e as Error).message}`);
-      return false;
-    }
+    });
     this.totalBytes += added;
-    // Only what was written leaves the queue: a put during the write stays for the next batch.
-    for (const r of rows) if (this.pending.get(r.id) === r) this.pending.delete(r.id);
-    for (const id of gone) this.deleted.delete(id);
-    return true;
   }
 
   /**
@@ -230,6 +220,7 @@ export class ResponseStore {
     this.checkpointer = undefined;
     this.db?.close();
     this.db = undefined;
+    this.statements = undefined;
     this.opening = undefined;
   }
 
@@ -246,28 +237,15 @@ export class ResponseStore {
     this.timer.unref();
   }
 
-  private readonly statements = new Map<string, StatementSync>();
-  private stmt(db: Database, name: string, sql: string): StatementSync {
-    let s = this.statements.get(name);
-    if (!s) { s = db.prepare(sql); this.statements.set(name, s); }
-    return s;
-  }
-
   private open(): Promise<Database> {
     if (this.db) return Promise.resolve(this.db);
     this.opening ??= (async () => {
-      const { DatabaseSync } = await loadSqlite();
-      if (!existsSync(this.path)) closeSync(openSync(this.path, 'a', 0o600));
-      const db = new DatabaseSync(this.path);
-      // As the usage history: WAL + NORMAL, so a commit does not wait on the disk (a committed batch
-      // survives a killed process; only a power cut can lose the last one).
-      db.exec(`PRAGMA busy_timeout = 5000;
-        PRAGMA journal_mode = WAL;
-        PRAGMA synchronous = NORMAL;
-        CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+      const db = await openDatabase(this.path, {
+        setup: (d) => d.exec(`CREATE TABLE IF NOT EXISTS responses (id TEXT PRIMARY KEY, key_id TEXT NOT NULL, created_at INTEGER NOT NULL,
           previous_id TEXT, bytes INTEGER NOT NULL, input TEXT NOT NULL, response TEXT NOT NULL, held_by TEXT);
-        DROP INDEX IF EXISTS responses_created;`); // earlier versions kept one; prune walks rowid order instead
-      this.statements.clear();
+          DROP INDEX IF EXISTS responses_created;`), // earlier versions kept one; prune walks rowid order instead
+      });
+      this.statements = new StatementCache(db);
       this.totalBytes = (db.prepare('SELECT COALESCE(SUM(bytes), 0) AS total FROM responses').get() as { total: number }).total;
       this.db = db;
       // Checkpoints (the WAL copied back, with an fsync) in a worker: on the event loop they held

@@ -9,7 +9,7 @@ import { usageGroups, usageTotals, hourRange, type GroupBy, type UsageGroup, typ
 import { UsageRecorder } from './recorder.js';
 import { parseUsageSettings, type UsageSettings } from './settings.js';
 import { USAGE_DB_FILE, UsageStore } from './store.js';
-import type { Database } from './sqlite.js';
+import type { Database } from '../../store/sqlite.js';
 
 export interface UsageSummary {
   /** Start of the window: the top of the hour containing the requested `since`. */

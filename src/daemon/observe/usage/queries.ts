@@ -2,7 +2,7 @@
 // rows a year); breakdowns by key, provider or model and latency read daily rollups for whole UTC
 // days and hourly ones only for the partial days at either end. The recent-requests table reads
 // raw rows. `gateway usage` and the dashboard call these same functions, so they always agree.
-import type { Database } from './sqlite.js';
+import type { Database } from '../../store/sqlite.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
 

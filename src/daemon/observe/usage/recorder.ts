@@ -1,19 +1,23 @@
 // Records every finished request: subscribes to the daemon's event bus, pairs each request's
 // `started` event with its `finished`/`failed` one, prices it, and queues the row. The request
-// path pays one Map lookup, the price and an array push (~3 µs); rows reach SQLite in batches every
-// `flushIntervalMs` (500 ms, so a crash loses at most the last half second) and on close
-// (`gateway stop` loses none). A backlog is written a few hundred rows per event-loop turn, so a
-// busy second never stalls the requests being served for more than a couple of milliseconds.
+// path pays one Map lookup, the price and a queue insert (~3 µs); rows reach SQLite in batches
+// (store/batch-writer.ts) every `flushIntervalMs` (500 ms, so a crash loses at most the last half
+// second) and on close (`gateway stop` loses none). A backlog is written a few hundred rows per
+// event-loop turn, so a busy second never stalls the requests being served for more than a couple
+// of milliseconds.
 import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
 import { bareModel, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
-import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { BatchWriter } from '../../store/batch-writer.js';
+import { startCheckpointer, type Checkpointer } from '../../store/sqlite.js';
 import { ServedModels } from './served-models.js';
 import { floorHour, type BodyRow, type UsageRow, type UsageStore } from './store.js';
 
 const DAY_MS = 86_400_000;
 /** Bodies (logBodies) waiting for the next batch; past this the oldest are dropped. */
 const MAX_QUEUED_BODY_CHARS = 64 * 1024 * 1024;
+/** Rows per transaction when everything queued is written at once (before a read, on close). */
+const FLUSH_NOW_ROWS = 5_000;
 
 export interface LiveRequest {
   id: string;
@@ -75,8 +79,9 @@ export interface RecorderOptions {
 export class UsageRecorder {
   readonly store: UsageStore;
   prices: PriceTable;
-  readonly stats: RecorderStats = { recorded: 0, flushes: 0, buffered: 0, failures: 0, orphans: 0, dropped: 0, lastFlushMs: 0, maxFlushMs: 0, totalFlushMs: 0 };
-  private buffer: UsageRow[] = [];
+  /** Rows waiting for their batch. */
+  private readonly rows: BatchWriter<UsageRow>;
+  private orphans = 0;
   private bodies: BodyRow[] = [];
   private bodyChars = 0;
   private inflight = new Map<string, LiveRequest>();
@@ -86,7 +91,6 @@ export class UsageRecorder {
   private listeners = new Set<(ev: LiveEvent) => void>();
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
-  private draining = false;
   /** The background WAL checkpointer, when running. */
   checkpointer: Checkpointer | undefined;
   private lastFailureLog = 0;
@@ -109,6 +113,27 @@ export class UsageRecorder {
       now: o.now ?? Date.now,
     };
     this.served = ServedModels.fromHistory(o.store.db, this.opts.log);
+    this.rows = new BatchWriter<UsageRow>({
+      chunk: this.opts.chunkRows,
+      maxQueued: this.opts.maxBuffered,
+      write: (rows) => this.write(rows),
+      alsoPending: () => this.bodies.length > 0,
+      onError: (e, n) => {
+        // The rows stay queued for the next tick (a CLI migration may hold the lock briefly).
+        const now = this.opts.now();
+        if (now - this.lastFailureLog <= 60_000) return;
+        this.lastFailureLog = now;
+        this.opts.log(`usage: could not write ${n} rows to ${this.store.path} (${e.message}); will retry`);
+      },
+    });
+  }
+
+  get stats(): RecorderStats {
+    const w = this.rows.stats;
+    return {
+      recorded: w.written, flushes: w.batches, buffered: this.rows.size, failures: w.failures, orphans: this.orphans, dropped: w.dropped,
+      lastFlushMs: w.lastMs, maxFlushMs: w.maxMs, totalFlushMs: w.totalMs,
+    };
   }
 
   start(): this {
@@ -163,7 +188,7 @@ export class UsageRecorder {
       case 'failed': {
         if (this.refused.delete(ev.id)) return;
         const started = this.inflight.get(ev.id);
-        if (!started) { this.stats.orphans++; return; }
+        if (!started) { this.orphans++; return; }
         this.inflight.delete(ev.id);
         const provider = started.provider;
         // Grouped and priced by the model the provider served; the name asked for is kept beside it.
@@ -183,10 +208,9 @@ export class UsageRecorder {
           cost: requestCost(this.prices, provider, model, ev.usage, ev.status, started.time)
             ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status, started.time) : null),
         };
-        this.buffer.push(row);
-        this.stats.buffered = this.buffer.length;
+        this.rows.add(row);
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
-        if (this.buffer.length >= this.opts.maxBatch && !this.draining) setImmediate(() => this.drain());
+        if (this.rows.size >= this.opts.maxBatch && !this.rows.busy) setImmediate(() => this.drain());
         return;
       }
       default: {
@@ -206,63 +230,30 @@ export class UsageRecorder {
     }
   }
 
-  /** Writes everything queued now, in one go (before a read, and on close). Never throws. */
+  /** Writes everything queued now, in one go (before a read, and on close). Never throws; returns the rows written. */
   flush(): number {
-    if (this.buffer.length === 0 && this.bodies.length === 0) return 0;
-    const rows = this.buffer;
-    this.buffer = [];
-    return this.write(rows);
+    return this.rows.flushNow(FLUSH_NOW_ROWS);
   }
 
   /** Writes the queue `chunkRows` at a time, yielding to the event loop between transactions. */
   private drain(): void {
-    if (this.draining || !this.unsubscribe) return;
-    this.draining = true;
-    // Only what is queued now: rows arriving meanwhile wait for the next tick, so a busy daemon
-    // gets a few full transactions per tick rather than an endless trickle of tiny ones.
-    let remaining = this.buffer.length;
-    const step = () => {
-      const n = Math.min(this.opts.chunkRows, remaining, this.buffer.length);
-      if ((n === 0 && this.bodies.length === 0) || !this.unsubscribe) { this.draining = false; return; }
-      remaining -= n;
-      if (this.write(this.buffer.splice(0, n)) === 0) { this.draining = false; return; } // retried at the next tick
-      setImmediate(step);
-    };
-    step();
+    // A drain still running has the rows queued before it; the ones after wait for the next tick,
+    // so a busy daemon gets a few full transactions per tick rather than an endless trickle of tiny ones.
+    if (this.rows.busy || !this.unsubscribe) return;
+    void this.rows.flush();
   }
 
-  /** One transaction (or a few for a very large set); on failure the rows go back to the queue. */
-  private write(rows: UsageRow[]): number {
-    const t0 = performance.now();
+  /** One batch of rows, with the bodies queued so far, in one transaction; on failure both stay queued. */
+  private write(rows: UsageRow[]): void {
     const [bodies, bodyChars] = [this.bodies, this.bodyChars];
     this.bodies = [];
     this.bodyChars = 0;
     try {
-      this.store.insert(rows.slice(0, 5_000), bodies);
-      for (let i = 5_000; i < rows.length; i += 5_000) this.store.insert(rows.slice(i, i + 5_000));
+      this.store.insert(rows, bodies);
     } catch (e) {
-      // Keep the rows for the next tick (a CLI migration may hold the lock briefly), within bounds.
-      [this.bodies, this.bodyChars] = [bodies, bodyChars]; // nothing else ran: write is synchronous
-      this.buffer = rows.concat(this.buffer);
-      const over = this.buffer.length - this.opts.maxBuffered;
-      if (over > 0) { this.buffer.splice(0, over); this.stats.dropped += over; }
-      this.stats.failures++;
-      this.stats.buffered = this.buffer.length;
-      const now = this.opts.now();
-      if (now - this.lastFailureLog > 60_000) {
-        this.lastFailureLog = now;
-        this.opts.log(`usage: could not write ${rows.length} rows to ${this.store.path} (${(e as Error).message}); will retry`);
-      }
-      return 0;
+      [this.bodies, this.bodyChars] = [bodies, bodyChars]; // nothing else ran: the write is synchronous
+      throw e;
     }
-    const ms = performance.now() - t0;
-    this.stats.flushes++;
-    this.stats.recorded += rows.length;
-    this.stats.lastFlushMs = ms;
-    this.stats.totalFlushMs += ms;
-    this.stats.maxFlushMs = Math.max(this.stats.maxFlushMs, ms);
-    this.stats.buffered = this.buffer.length;
-    return rows.length;
   }
 
   /** Applies retention now; also forgets in-flight entries that never finished (older than a day). */

@@ -1,7 +1,7 @@
 // The usage database's schema, versioned with `PRAGMA user_version`. Each migration runs in its
 // own transaction together with the version bump, so a crash mid-migration leaves the previous
 // version intact. A database written by a newer gateway is refused rather than guessed at.
-import type { Database } from './sqlite.js';
+import type { Database } from '../../store/sqlite.js';
 
 export interface Migration {
   version: number;

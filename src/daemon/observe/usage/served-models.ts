@@ -3,7 +3,7 @@
 // request that failed before the provider said which model it was is grouped with the model its
 // name last resolved to, so its error lands in the same row as its successes. Learned from the
 // answers as they are recorded, and at start from the newest recorded ones.
-import type { Database } from './sqlite.js';
+import type { Database } from '../../store/sqlite.js';
 
 /** Names remembered; the oldest learned is forgotten past this. */
 const MAX_NAMES = 1000;

@@ -3,13 +3,13 @@
 // summarize, so the two never disagree, and outlive the raw rows: per hour and per UTC day by
 // key/provider/model, per-hour totals, and latency histograms per provider by hour and by day.
 // A year of heavy use is then a few thousand rows to read, not millions.
-import { closeSync, existsSync, openSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import type { ProviderId } from '../../../providers/types.js';
 import type { RequestMode } from '../events.js';
 import { latencyBucket } from './latency.js';
 import { migrate } from './schema.js';
-import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import { loadSqlite, type Database } from './sqlite.js';
+import type { SQLInputValue } from 'node:sqlite';
+import { openDatabase, StatementCache, transaction, type Database } from '../../store/sqlite.js';
 
 export const USAGE_DB_FILE = 'usage.db';
 export const HOUR_MS = 3_600_000;
@@ -60,10 +60,17 @@ export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR
 export const isError = (status: number): boolean => status >= 400;
 
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
-const insertRequests = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
+const insertRequestsSql = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
   method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
   cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(24).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
+/** The statement text per row count, made once (its statement is then found by it in the cache). */
+const insertTexts = new Map<number, string>();
+function insertRequests(n: number): string {
+  let sql = insertTexts.get(n);
+  if (!sql) { sql = insertRequestsSql(n); insertTexts.set(n, sql); }
+  return sql;
+}
 
 function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
   out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
@@ -197,21 +204,10 @@ const int = (v: number | null): number | null => (v === null ? null : Math.round
 export interface PruneResult { requests: number; hourly: number; latency: number }
 
 export class UsageStore {
-  private inserts = new Map<number, StatementSync>();
-  private constructor(readonly db: Database, readonly path: string) {}
-
-  private prepareInsert(n: number): StatementSync {
-    const st = this.db.prepare(insertRequests(n));
-    this.inserts.set(n, st);
-    return st;
-  }
-
-  /** The rollup statements, prepared once: preparing them for every batch was a tenth of its cost. */
-  private readonly statements = new Map<string, StatementSync>();
-  private stmt(sql: string): StatementSync {
-    let st = this.statements.get(sql);
-    if (!st) { st = this.db.prepare(sql); this.statements.set(sql, st); }
-    return st;
+  /** The insert and rollup statements, prepared once. */
+  private readonly statements: StatementCache;
+  private constructor(readonly db: Database, readonly path: string) {
+    this.statements = new StatementCache(db);
   }
 
   /**
@@ -219,26 +215,10 @@ export class UsageStore {
    * `usage.db.corrupt-<time>` and a fresh one started: history is worth less than a daemon that runs.
    */
   static async open(path: string, opts: { log?: (line: string) => void } = {}): Promise<UsageStore> {
-    const { DatabaseSync } = await loadSqlite();
-    const openDb = (): Database => {
-      if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
-      const db = new DatabaseSync(path);
-      try {
-        db.exec('PRAGMA busy_timeout = 5000');
-        // auto_vacuum only takes effect before the first table exists: it lets pruning give space back.
-        db.exec('PRAGMA auto_vacuum = INCREMENTAL');
-        db.exec('PRAGMA journal_mode = WAL');
-        // WAL + NORMAL: a committed batch survives a killed process; only a power cut can lose the last one.
-        db.exec('PRAGMA synchronous = NORMAL');
-        migrate(db);
-        return db;
-      } catch (e) {
-        db.close();
-        throw e;
-      }
-    };
+    // Incremental vacuum lets pruning give space back.
+    const openDb = (): Promise<Database> => openDatabase(path, { incrementalVacuum: true, setup: migrate });
     try {
-      return new UsageStore(openDb(), path);
+      return new UsageStore(await openDb(), path);
     } catch (e) {
       const msg = (e as Error).message;
       if (path === ':memory:' || !/not a database|malformed|corrupt/i.test(msg)) throw e;
@@ -246,7 +226,7 @@ export class UsageStore {
       renameSync(path, aside);
       for (const ext of ['-wal', '-shm']) { try { renameSync(path + ext, aside + ext); } catch { /* absent */ } }
       opts.log?.(`usage: ${path} could not be read (${msg}); moved it to ${aside} and started a new history`);
-      return new UsageStore(openDb(), path);
+      return new UsageStore(await openDb(), path);
     }
   }
 
@@ -254,26 +234,24 @@ export class UsageStore {
   insert(rows: readonly UsageRow[], bodies: readonly BodyRow[] = []): void {
     if (rows.length === 0 && bodies.length === 0) return;
     const agg = aggregate(rows);
-    const db = this.db;
-    db.exec('BEGIN IMMEDIATE');
-    try {
+    transaction(this.db, () => {
       const values: SQLInputValue[] = [];
       for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
         const n = Math.min(ROWS_PER_INSERT, rows.length - i);
         values.length = 0;
         for (let j = i; j < i + n; j++) pushRequestValues(values, rows[j]!);
-        (this.inserts.get(n) ?? this.prepareInsert(n)).run(...values);
+        this.statements.get(insertRequests(n)).run(...values);
       }
       for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
-        const up = this.stmt(upsertDims(table, period));
+        const up = this.statements.get(upsertDims(table, period));
         for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyName, ...sumValues(a));
       }
-      const tot = this.stmt(UPSERT_TOTALS);
+      const tot = this.statements.get(UPSERT_TOTALS);
       for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
-      const lat = this.stmt(UPSERT_LATENCY_HOURLY);
+      const lat = this.statements.get(UPSERT_LATENCY_HOURLY);
       for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
-      const readHist = this.stmt('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
-      const writeHist = this.stmt('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
+      const readHist = this.statements.get('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
+      const writeHist = this.statements.get('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
       for (const l of agg.latencyDaily) {
         const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
         const hist = parseHist(old?.hist);
@@ -281,14 +259,10 @@ export class UsageStore {
         writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
       }
       if (bodies.length > 0) {
-        const body = this.stmt('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
+        const body = this.statements.get('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
         for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
       }
-      db.exec('COMMIT');
-    } catch (e) {
-      db.exec('ROLLBACK');
-      throw e;
-    }
+    });
   }
 
   /**

@@ -1,7 +1,9 @@
-// Anthropic usage → IR usage (provider-reference.md §4.7). Anthropic's `input_tokens` leaves out
-// cached and cache-written tokens; the IR counts the whole prompt, so they are added back.
+// Anthropic usage → IR usage (provider-reference.md §4.7): the protocol's one usage reader, for the
+// provider-side readers and the daemon's tap on relayed answers alike. Anthropic's `input_tokens`
+// leaves out cached and cache-written tokens; the IR counts the whole prompt, so they are added back.
 import type { Usage } from '../../ir/types.js';
-import { asNumber, asRecord } from '../../shared/lenient-json.js';
+import type { UsageReader, UsageStreamTap } from '../../ir/usage-reader.js';
+import { asNumber, asRecord, asString, isRecord, tryParseJson } from '../../shared/lenient-json.js';
 
 /** The token counts we track, as Anthropic names them; every field defaults to 0. */
 export interface AnthropicTokenCounts {
@@ -39,3 +41,51 @@ export function toIrUsage(c: AnthropicTokenCounts): Usage {
     reasoningTokens: c.thinking,
   };
 }
+
+/** A whole Message's `usage` → IR usage. */
+export function fromAnthropicUsage(usage: unknown): Usage | undefined {
+  return isRecord(usage) ? toIrUsage(mergeAnthropicUsage(ZERO_TOKEN_COUNTS, usage)) : undefined;
+}
+
+/**
+ * A stream's usage comes in `message_start` (the message, with the input counts and model) and
+ * `message_delta` (cumulative output); `message_stop` ends it. Anthropic names every event, so
+ * the others are never parsed.
+ */
+function createAnthropicUsageTap(): UsageStreamTap {
+  let counts: AnthropicTokenCounts | undefined;
+  let model: string | undefined;
+  let complete = false;
+  return {
+    push(event) {
+      switch (event.event) {
+        case 'message_start': {
+          const message = asRecord(asRecord(tryParseJson(event.data)).message);
+          counts = mergeAnthropicUsage(counts ?? ZERO_TOKEN_COUNTS, message.usage);
+          model ??= asString(message.model);
+          break;
+        }
+        case 'message_delta':
+          counts = mergeAnthropicUsage(counts ?? ZERO_TOKEN_COUNTS, asRecord(tryParseJson(event.data)).usage);
+          break;
+        case 'message_stop':
+          complete = true;
+          break;
+        default:
+          break;
+      }
+    },
+    usage: () => (counts === undefined ? undefined : toIrUsage(counts)),
+    model: () => model,
+    responseId: () => undefined,
+    complete: () => complete,
+  };
+}
+
+export const anthropicUsageReader: UsageReader = {
+  fromUsage: fromAnthropicUsage,
+  usageKey: 'usage',
+  modelKey: 'model',
+  modelId: (name) => name,
+  createStreamTap: createAnthropicUsageTap,
+};

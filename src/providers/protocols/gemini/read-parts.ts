@@ -70,6 +70,11 @@ export function isPromptBlocked(response: Record<string, unknown>): boolean {
 }
 
 /** Gemini may prefix its model version with `models/`. */
+export function modelVersionId(name: string): string {
+  return name.replace(/^models\//, '');
+}
+
 export function modelVersion(response: Record<string, unknown>): string | undefined {
-  return asString(response.modelVersion)?.replace(/^models\//, '');
+  const name = asString(response.modelVersion);
+  return name === undefined ? undefined : modelVersionId(name);
 }

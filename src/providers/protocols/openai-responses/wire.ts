@@ -1,8 +1,9 @@
 // The IR in the Responses API's vocabulary (platform.openai.com/docs/api-reference/responses):
-// usage, and how an answer's end reads as a response `status` with `incomplete_details`, both
-// ways: the door's renderers write them, the provider side's readers read them.
+// usage as the door writes it (usage.ts reads it), and how an answer's end reads as a response
+// `status` with `incomplete_details`, both ways: the door's renderers write them, the provider
+// side's readers read them.
 import type { FinishReason, Usage } from '../../ir/types.js';
-import { asNumber, asRecord, asString } from '../../shared/lenient-json.js';
+import { asRecord, asString } from '../../shared/lenient-json.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -38,23 +39,6 @@ export function toResponseStatus(reason: FinishReason): { status: ResponseStatus
     case 'content-filter': return { status: 'incomplete', incomplete: { reason: 'content_filter' } };
     default: return { status: 'completed', incomplete: null };
   }
-}
-
-/** Responses' `input_tokens` already include cached (and cache-written) tokens, as the IR counts them. */
-export function fromResponsesUsage(usage: unknown): Usage | undefined {
-  const u = asRecord(usage);
-  const input = asNumber(u.input_tokens);
-  const output = asNumber(u.output_tokens);
-  if (input === undefined && output === undefined) return undefined;
-  const out: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0 };
-  const details = asRecord(u.input_tokens_details);
-  const cached = asNumber(details.cached_tokens);
-  if (cached) out.cachedInputTokens = cached;
-  const written = asNumber(details.cache_write_tokens);
-  if (written) out.cacheWriteTokens = written;
-  const reasoning = asNumber(asRecord(u.output_tokens_details).reasoning_tokens);
-  if (reasoning) out.reasoningTokens = reasoning;
-  return out;
 }
 
 /**

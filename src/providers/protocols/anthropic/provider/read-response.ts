@@ -5,7 +5,7 @@ import type { Target } from '../../../ir/protocol.js';
 import type { AssistantPart, Choice, Response } from '../../../ir/types.js';
 import { asArray, asRecord, asString, isRecord } from '../../../shared/lenient-json.js';
 import { fromAnthropicStopReason } from '../stop-reason.js';
-import { mergeAnthropicUsage, toIrUsage, ZERO_TOKEN_COUNTS } from '../usage.js';
+import { fromAnthropicUsage } from '../usage.js';
 
 export function readAnthropicResponse(body: unknown, target: Target): Response {
   const msg = asRecord(body);
@@ -43,6 +43,7 @@ export function readAnthropicResponse(body: unknown, target: Target): Response {
   if (id !== undefined) response.id = id;
   const model = asString(msg.model);
   if (model !== undefined) response.model = model;
-  if (isRecord(msg.usage)) response.usage = toIrUsage(mergeAnthropicUsage(ZERO_TOKEN_COUNTS, msg.usage));
+  const usage = fromAnthropicUsage(msg.usage);
+  if (usage !== undefined) response.usage = usage;
   return response;
 }

@@ -84,7 +84,7 @@ export function createGeminiStreamReader(target: Target): StreamReader {
       if (model !== undefined) start.model = model;
       out.push(start);
     }
-    if (response.usageMetadata !== undefined) usageMetadata = response.usageMetadata;
+    if (isRecord(response.usageMetadata)) usageMetadata = response.usageMetadata;
     if (response.promptFeedback !== undefined && isPromptBlocked(response)) blocked = true;
     const candidates = asArray(response.candidates);
     for (let i = 0; i < candidates.length; i++) {

@@ -6,7 +6,8 @@ import type { Target } from '../../../ir/protocol.js';
 import type { AssistantPart, Choice, ReasoningPart, Response } from '../../../ir/types.js';
 import { asArray, asNumber, asRecord, asString } from '../../../shared/lenient-json.js';
 import { reasoningDetailsState, reasoningDetailsText } from './reasoning-details.js';
-import { fromChatUsage, fromFinishReason } from './wire.js';
+import { fromChatUsage } from '../usage.js';
+import { fromFinishReason } from './wire.js';
 
 export function readChatResponse(body: unknown, target: Target): Response {
   const withDetails = target.quirks?.reasoningDetails === true;

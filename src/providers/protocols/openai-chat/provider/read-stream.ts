@@ -10,7 +10,8 @@ import type { SseEvent } from '../../../types.js';
 import { asArray, asNumber, asRecord, asString, isRecord, tryParseJson, type JsonRecord } from '../../../shared/lenient-json.js';
 import { readChatError } from './read-error.js';
 import { mergeReasoningDetails, reasoningDetailsState, reasoningDetailsText } from './reasoning-details.js';
-import { fromChatUsage, fromFinishReason } from './wire.js';
+import { fromChatUsage } from '../usage.js';
+import { fromFinishReason } from './wire.js';
 
 export function createChatStreamReader(target: Target): StreamReader {
   let started = false;

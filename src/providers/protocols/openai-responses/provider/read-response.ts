@@ -5,7 +5,8 @@
 import type { Target } from '../../../ir/protocol.js';
 import type { AssistantPart, Choice, ReasoningPart, Response } from '../../../ir/types.js';
 import { asArray, asRecord, asString } from '../../../shared/lenient-json.js';
-import { finishOf, fromResponsesUsage } from '../wire.js';
+import { fromResponsesUsage } from '../usage.js';
+import { finishOf } from '../wire.js';
 
 /** The texts of a reasoning item's `summary` (or, from open-weight servers, its `content`). */
 export function reasoningText(item: Record<string, unknown>): string {

@@ -13,7 +13,8 @@ import type { SseEvent } from '../../../types.js';
 import { asNumber, asRecord, asString, tryParseJson } from '../../../shared/lenient-json.js';
 import { readResponsesStreamError } from './read-error.js';
 import { reasoningState, reasoningText } from './read-response.js';
-import { finishOf, fromResponsesUsage } from '../wire.js';
+import { fromResponsesUsage } from '../usage.js';
+import { finishOf } from '../wire.js';
 
 type Json = Record<string, unknown>;
 
@@ -176,8 +177,11 @@ export function createResponsesStreamReader(target: Target): StreamReader {
       case 'response.completed':
       case 'response.incomplete':
         return finish(d.response);
-      case 'response.failed':
-        return fail(readResponsesStreamError(asRecord(d.response).error, target));
+      case 'response.failed': {
+        const r = asRecord(d.response);
+        usage = fromResponsesUsage(r.usage) ?? usage; // the tokens a failed answer used, for the accounting, as usage.ts reads them
+        return fail(readResponsesStreamError(r.error, target));
+      }
       case 'error':
         return fail(readResponsesStreamError(d, target));
       default:

@@ -1,7 +1,7 @@
 // Moves SQLite's WAL checkpoints (copying the log back into the database file, with an fsync) off
-// the daemon's event loop, for the usage history and the response store: the writing connection turns automatic checkpoints off, and a small worker
-// thread with its own connection runs a PASSIVE checkpoint every few seconds, which never blocks
-// the writer. Measured: automatic checkpoints stalled a 250-row write for up to ~30 ms; without
+// the daemon's event loop, for the usage history and the response store: the writing connection
+// turns automatic checkpoints off, and a small worker thread with its own connection runs a
+// PASSIVE checkpoint every few seconds, which never blocks the writer. Measured: automatic checkpoints stalled a 250-row write for up to ~30 ms; without
 // them the p99 of such a write is ~7 ms. If the worker cannot run, automatic checkpoints come back.
 import { Worker } from 'node:worker_threads';
 import type { Database } from './sqlite.js';
