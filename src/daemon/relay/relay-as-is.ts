@@ -84,7 +84,9 @@ class NativeRelay extends ClientBoundCall {
   /** Set while an answer is held instead of relayed (a door's error answer, or its whole answer). */
   private held: { headers: IncomingHttpHeaders; parts: Buffer[]; size: number; error: boolean } | undefined;
   private rewrite: ChunkRewriter | undefined;
-  private readonly outputTokens = () => this.tap?.outputTokens();
+  /** Chunks relayed: the monitor's token estimate until the provider's usage says better. */
+  private relayed = 0;
+  private readonly outputTokens = () => this.tap?.outputTokens() ?? this.relayed;
   private readonly resumeUpstream = () => this.controller?.resume();
 
   constructor(
@@ -129,6 +131,7 @@ class NativeRelay extends ClientBoundCall {
     // Accounting after the write: the bytes go first (usage from the provider's own bytes).
     this.tap?.push(chunk);
     if (out.length > 0) {
+      this.relayed++;
       this.opts.capture?.wrote(out);
       this.tracker.wrote(out.length, this.tap ? this.outputTokens : undefined);
     }
