@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDaemon } from './build.ts';
-import { BENCH_DIR, cpuUs, log, median, pinSelf, runWrk, startServer, stopAll } from './lib.ts';
+import { BENCH_DIR, cpuUs, log, median, pinSelf, runWrk, startServer, stopAll, type WrkStep } from './lib.ts';
 
 const argv = process.argv.slice(2);
 const arg = (name: string, def: string) => { const i = argv.indexOf(name); return i === -1 ? def : argv[i + 1]!; };
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   // --body: the daemon's request body as given (another door's shape); the model still comes from --model.
   const body = argv.includes('--body') ? { ...JSON.parse(arg('--body', '{}')), model: MODEL } : { model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 };
   writeFileSync(bodyFile, JSON.stringify(body));
-  const targets = [
+  const targets: Array<Pick<WrkStep, 'port' | 'path' | 'headers'> & { name: string; pid: number }> = [
     { name: 'floor', port: floor.info.port, pid: floor.info.pid, path: MODEL.startsWith('claude') ? '/v1/messages' : '/v1/chat/completions', headers: {} },
     ...daemons,
   ];

@@ -2,10 +2,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { createServer, request, type IncomingMessage } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
+import { relayActivity, startPumpingProvider } from '../helpers/pumping-provider.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -206,38 +207,29 @@ describe('a slow client', () => {
     // A provider that streams 64 MiB as fast as the connection takes it, and counts what it wrote.
     const TOTAL = 64 * 1024 * 1024;
     const piece = Buffer.alloc(64 * 1024, 'x');
-    let written = 0;
-    const upstream = createServer((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) });
-      const pump = () => {
-        while (written < TOTAL) {
-          written += piece.length;
-          if (!res.write(piece)) { res.once('drain', pump); return; }
-        }
-        res.end();
-      };
-      pump();
+    const upstream = await startPumpingProvider({ 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) }, function* () {
+      for (let n = 0; n < TOTAL; n += piece.length) yield piece;
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const slow = await startTestGateway({ origins: { openai: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+    const slow = await startTestGateway({ origins: { openai: upstream.origin } });
+    const relayed = relayActivity(slow.daemon.ctx.bus);
     try {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         request(`${slow.url}/openai/v1/files/big/content`, { headers: { authorization: `Bearer ${slow.key}` } }, resolve).on('error', reject).end();
       });
-      res.pause(); // the client reads nothing for a while
-      await new Promise((r) => setTimeout(r, 800));
-      const sentWhilePaused = written;
-      expect(sentWhilePaused).toBeLessThan(TOTAL / 2); // socket buffers only, not the whole answer
+      res.pause(); // the client reads nothing until the provider is held back
+      await upstream.heldBack(relayed.at);
+      expect(upstream.finished).toBe(false);
+      expect(upstream.written).toBeLessThan(TOTAL / 2); // socket buffers only, not the whole answer
       let received = 0;
       res.on('data', (c: Buffer) => { received += c.length; });
       res.resume();
       await new Promise((r) => res.on('end', r));
       expect(received).toBe(TOTAL);
-      expect(written).toBe(TOTAL);
+      expect(upstream.written).toBe(TOTAL);
     } finally {
+      relayed.close();
       await slow.close();
-      upstream.close();
+      await upstream.close();
     }
   });
 });

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboardGateway, type DashboardGateway } from './harness.js';
+import type { LiveEvent } from '../../src/daemon/observe/usage/recorder.js';
 
 let gw: DashboardGateway;
 let auth: Record<string, string>;
@@ -169,7 +170,7 @@ describe('/admin/usage', () => {
   });
 
   it('streams requests live: started, then done with tokens and cost', async () => {
-    const events: Array<{ type: string; [k: string]: unknown }> = [];
+    const events: LiveEvent[] = []; // the recorder's live events, as JSON
     let snapshot = false;
     const req = request({ host: '127.0.0.1', port: gw.port, path: '/admin/usage/live', headers: { ...auth, host: gw.host } });
     const opened = new Promise<void>((resolve, reject) => {
@@ -185,7 +186,7 @@ describe('/admin/usage', () => {
             buf = buf.slice(i + 2);
             if (frame.startsWith('event: snapshot')) { snapshot = true; resolve(); }
             const data = frame.split('\n').find((l) => l.startsWith('data: '));
-            if (data && !frame.startsWith('event:')) events.push(JSON.parse(data.slice(6)));
+            if (data && !frame.startsWith('event:')) events.push(JSON.parse(data.slice(6)) as LiveEvent);
           }
         });
       });
@@ -198,11 +199,11 @@ describe('/admin/usage', () => {
     const deadline = Date.now() + 3000;
     while (!events.some((e) => e.type === 'done') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     req.destroy();
-    const started = events.find((e) => e.type === 'started') as { request: { keyName: string; model: string } };
-    expect(started.request).toMatchObject({ keyName: 'test', model: 'gpt-5.4' });
-    const done = events.find((e) => e.type === 'done') as { row: { status: number; inputTokens: number; cost: number } };
-    expect(done.row).toMatchObject({ status: 200, inputTokens: 12 });
-    expect(done.row.cost).toBeGreaterThan(0);
+    const started = events.find((e) => e.type === 'started');
+    expect(started?.request).toMatchObject({ keyName: 'test', model: 'gpt-5.4' });
+    const done = events.find((e) => e.type === 'done');
+    expect(done?.row).toMatchObject({ status: 200, inputTokens: 12 });
+    expect(done?.row.cost).toBeGreaterThan(0);
   });
 });
 

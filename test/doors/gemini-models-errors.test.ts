@@ -85,7 +85,8 @@ describe('Gemini door: errors in Google\'s shape', () => {
       expect((err as ApiError).status).toBe(401);
       expect(JSON.parse((err as ApiError).message)).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
     }
-    for (const headers of [{}, { authorization: 'Bearer sk-proxy-nope' }]) {
+    const refused: Array<Record<string, string>> = [{}, { authorization: 'Bearer sk-proxy-nope' }];
+    for (const headers of refused) {
       const r = await post('/v1beta/models/gemini-3.5-flash:streamGenerateContent?alt=sse', hi, headers);
       expect(r.status).toBe(401);
       const body = (await r.json()) as { error: { code: number; status: string; message: string } };

@@ -67,7 +67,7 @@ describe('Messages door → Anthropic (fast path)', () => {
     // The assistant turn came from a Gemini model through this door: its thought signature rides in
     // a thinking block's signature (gw1.…), which Anthropic would refuse.
     const geminiState = `gw1.${Buffer.from(JSON.stringify({ p: 'gemini', d: { thoughtSignature: 'c2ln' }, c: 'fc_1' })).toString('base64url')}`;
-    const messages = [
+    const messages: Anthropic.MessageParam[] = [
       { role: 'user', content: 'Weather in Paris?' },
       { role: 'assistant', content: [
         { type: 'tool_use', id: 'fc_1', name: 'get_weather', input: { city: 'Paris' } },
@@ -75,8 +75,8 @@ describe('Messages door → Anthropic (fast path)', () => {
       ] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'fc_1', content: '18°C' }] },
     ];
-    const tools = [{ name: 'get_weather', input_schema: { type: 'object' } }];
-    await client.messages.create({ model: 'claude-opus-5', max_tokens: 64, tools, messages: messages as never });
+    const tools: Anthropic.Tool[] = [{ name: 'get_weather', input_schema: { type: 'object' } }];
+    await client.messages.create({ model: 'claude-opus-5', max_tokens: 64, tools, messages });
     const sent = JSON.parse(lastUpstream().body.toString()) as { messages: Array<{ content: unknown }> };
     expect(sent.messages[1]!.content).toEqual([{ type: 'tool_use', id: 'fc_1', name: 'get_weather', input: { city: 'Paris' } }]);
     expect(sent.messages[2]).toEqual(messages[2]);

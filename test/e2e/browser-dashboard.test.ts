@@ -14,6 +14,16 @@ import { startGatewayProcess, type GatewayProcess } from '../usage/gateway-proce
 const CHROMIUM = process.env.GATEWAY_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 
+/**
+ * The browser globals the functions given to page.evaluate read. They run in the page, but this
+ * file is type-checked with Node's globals (the DOM library would clash with them), so each such
+ * function reads them through `globalThis as unknown as PageGlobals`, a type-only view.
+ */
+interface PageGlobals {
+  performance: { getEntriesByType(type: 'navigation'): Array<{ startTime: number; loadEventEnd: number }> };
+  navigator: { clipboard: { readText(): Promise<string> } };
+}
+
 let gw: GatewayProcess;
 let browser: Browser;
 let context: BrowserContext;
@@ -29,7 +39,7 @@ async function shot(name: string): Promise<void> {
 /** Navigation start → load event, as the browser measured it. */
 async function loadTime(): Promise<number> {
   return page.evaluate(() => {
-    const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+    const nav = (globalThis as unknown as PageGlobals).performance.getEntriesByType('navigation')[0]!;
     return nav.loadEventEnd - nav.startTime;
   });
 }
@@ -115,7 +125,7 @@ describe('the dashboard in a browser', () => {
     await poll(() => text(dialog.locator('#new-key-snippet'))).toContain(`OPENAI_BASE_URL=${gw.url}/v1`);
     await dialog.getByRole('button', { name: 'Copy' }).click();
     await dialog.getByRole('button', { name: 'Copied ✓' }).waitFor({ state: 'visible' });
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText())).toBe(key);
     await shot('keys-created');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await page.waitForLoadState('load');

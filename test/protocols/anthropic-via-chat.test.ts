@@ -9,7 +9,7 @@ import { openaiChatClient } from '../../src/providers/protocols/openai-chat/clie
 import { anthropicProvider } from '../../src/providers/protocols/anthropic/provider/index.js';
 import type { ChatCompletionRequest } from '../../src/providers/types.js';
 import { fixtureNames, readFixtureBytes, readJson, readJsonl } from '../providers/anthropic-fixture-helpers.js';
-import { cut, expectedText, readFrames, renderContext, renderStream, type Output } from './chat-composition-helpers.js';
+import { chatError, cut, expectedText, readFrames, renderContext, renderStream, type Output } from './chat-composition-helpers.js';
 
 const requestOf = (name: string) => readJson<ChatCompletionRequest>(`${name}.request.json`);
 
@@ -73,7 +73,7 @@ describe('Anthropic via the Chat door: non-streaming answers', () => {
 
 describe('Anthropic via the Chat door: HTTP errors', () => {
   const target: Target = { provider: 'anthropic', displayName: 'Anthropic', model: 'claude-sonnet-4-5', protocol: 'anthropic' };
-  const through = (status: number, text: string) => openaiChatClient.renderError(anthropicProvider.readError(status, text, target));
+  const through = (status: number, text: string) => chatError(openaiChatClient.renderError(anthropicProvider.readError(status, text, target)));
   const anthropicBody = (type: string, message: string) => JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_011' });
 
   it.each([
@@ -98,7 +98,7 @@ describe('Anthropic via the Chat door: HTTP errors', () => {
     expect(body.error.message).toContain('Anthropic rejected the API key stored in the gateway');
     expect(body.error.message).toContain('gateway providers set anthropic');
     expect(body.error.message).toContain('invalid x-api-key');
-    const other = openaiChatClient.renderError(anthropicProvider.readError(401, '', { ...target, provider: 'claude-proxy', displayName: 'Claude Proxy' }));
+    const other = chatError(openaiChatClient.renderError(anthropicProvider.readError(401, '', { ...target, provider: 'claude-proxy', displayName: 'Claude Proxy' })));
     expect(other.body.error.message).toContain('Claude Proxy rejected the API key stored in the gateway');
     expect(other.body.error.message).toContain('gateway providers set claude-proxy');
   });

@@ -1,8 +1,10 @@
 // Runs a Chat Completions request and a provider's recorded answers through the hub the way the
 // pipeline does: Chat door parse → provider build; provider bytes → SseParser → provider stream
 // reader → Chat stream renderer (the text a client gets); JSON answer → reader → Chat renderer.
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { SseParser } from '../../src/daemon/http/sse.js';
 import type { RenderContext, StreamReader, StreamRenderer } from '../../src/providers/ir/protocol.js';
+import type { OpenAIErrorBody } from '../../src/providers/types.js';
 
 /** Feeds the byte pieces through one parser, reader and renderer; stops reading once the reader is complete. */
 export function renderStream(pieces: Uint8Array[], reader: StreamReader, renderer: StreamRenderer): string {
@@ -40,6 +42,26 @@ export function readFrames(text: string): { outputs: Output[]; done: boolean } {
     outputs.push('error' in value && !('choices' in value) ? { kind: 'error', error: value } : { kind: 'chunk', chunk: value });
   }
   return { outputs, done };
+}
+
+/** The chunks among read-back outputs, typed as the openai SDK reads them; throws on an error output. */
+export function chunksOf(outputs: Output[]): ChatCompletionChunk[] {
+  return outputs.map((o) => {
+    if (o.kind !== 'chunk') throw new Error(`an error where a chunk was expected: ${JSON.stringify(o.error)}`);
+    return o.chunk as ChatCompletionChunk;
+  });
+}
+
+/**
+ * A Chat door's rendered error read as OpenAI's error body (ClientProtocol types every door's
+ * body as unknown); throws when it is not one.
+ */
+export function chatError(r: { status: number; body: unknown }): { status: number; body: OpenAIErrorBody } {
+  const error = typeof r.body === 'object' && r.body !== null && 'error' in r.body ? r.body.error : undefined;
+  if (typeof error !== 'object' || error === null || !('message' in error) || typeof error.message !== 'string') {
+    throw new Error(`not an OpenAI error body: ${JSON.stringify(r.body)}`);
+  }
+  return { status: r.status, body: r.body as OpenAIErrorBody };
 }
 
 /** The exact text today's unified endpoint writes for these outputs: one `data:` frame each, then `[DONE]` unless one failed. */

@@ -437,7 +437,7 @@ describe('render: errors', () => {
   it('Google\'s error shape with the gRPC status; a rate limit carries RetryInfo', () => {
     expect(geminiClient.renderError({ status: 400, kind: 'invalid_request', message: 'tools[0]: bad' }))
       .toEqual({ status: 400, body: { error: { code: 400, message: 'tools[0]: bad', status: 'INVALID_ARGUMENT' } } });
-    expect(geminiClient.renderError({ status: 401, kind: 'authentication', message: 'no key' }).body.error.status).toBe('UNAUTHENTICATED');
+    expect(geminiClient.renderError({ status: 401, kind: 'authentication', message: 'no key' })).toMatchObject({ status: 401, body: { error: { status: 'UNAUTHENTICATED' } } });
     expect(geminiClient.renderError({ status: 429, kind: 'rate_limit', message: 'slow down', retryAfter: '17' })).toEqual({
       status: 429,
       body: { error: { code: 429, message: 'slow down', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '17s' }] } },

@@ -6,6 +6,7 @@ import type { Message, Request, StreamEvent } from '../../src/providers/ir/types
 import { geminiProvider } from '../../src/providers/protocols/gemini/provider/index.js';
 import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
 import { TranslationError, type SseEvent } from '../../src/providers/types.js';
+import { chatError } from './chat-composition-helpers.js';
 
 const target: Target = { provider: 'gemini', displayName: 'Gemini', model: 'gemini-3.5-flash', protocol: 'gemini' };
 const base: Request = { model: 'gemini-3.5-flash', system: [], messages: [{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], tools: [], stopSequences: [], stream: false };
@@ -140,7 +141,7 @@ describe('Gemini provider: reading', () => {
 });
 
 describe('Gemini provider: HTTP errors through the Chat door', () => {
-  const through = (status: number, body: string, t: Target = target) => openaiChatClient.renderError(geminiProvider.readError(status, body, t));
+  const through = (status: number, body: string, t: Target = target) => chatError(openaiChatClient.renderError(geminiProvider.readError(status, body, t)));
   const google = (code: number, status: string, message: string, details?: unknown[]) => JSON.stringify({ error: { code, message, status, ...(details ? { details } : {}) } });
 
   it('turns a rejected key (400 API_KEY_INVALID, 403 for unregistered callers) into a 401 naming the stored key and the provider', () => {

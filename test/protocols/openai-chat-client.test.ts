@@ -7,7 +7,7 @@ import type { ProviderError, Response, StreamEvent } from '../../src/providers/i
 import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
 import { encodeToolCallId } from '../../src/providers/protocols/tool-call-id.js';
 import { TranslationError } from '../../src/providers/types.js';
-import { readFrames } from './chat-composition-helpers.js';
+import { chatError, chunksOf, readFrames } from './chat-composition-helpers.js';
 
 const anthropic: Target = { provider: 'anthropic', displayName: 'Anthropic', model: 'claude-sonnet-4-5', protocol: 'anthropic' };
 const gemini: Target = { provider: 'gemini', displayName: 'Gemini', model: 'gemini-3.5-flash', protocol: 'gemini' };
@@ -223,7 +223,7 @@ describe('Chat door: streams', () => {
     const text = render([{ type: 'text', text: 'a' }, { type: 'finish', reason: 'stop' }], { ...ctx, includeUsage: true });
     const { outputs, done } = readFrames(text);
     expect(done).toBe(true);
-    expect(outputs.slice(0, -1).every((o) => (o.chunk as any).usage === null)).toBe(true);
+    expect(chunksOf(outputs.slice(0, -1)).every((c) => c.usage === null)).toBe(true);
     expect(outputs.at(-1)).toEqual({ kind: 'chunk', chunk: { id: 'chatcmpl-fb', object: 'chat.completion.chunk', created: 7, model: 'anthropic/claude-x', choices: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } } });
   });
 
@@ -254,14 +254,14 @@ describe('Chat door: streams', () => {
       { type: 'tool-call-start', id: '', name: 'f', arguments: '{}' },
       { type: 'finish', reason: 'tool-calls' },
     ], { ...ctx, modelPrefix: 'gemini/' });
-    const chunks = readFrames(text).outputs.map((o) => o.chunk as any);
-    expect(chunks[0].model).toBe('gemini/gemini-3.5-flash-002');
-    expect(chunks.slice(1, 3).map((c) => c.choices[0].delta.tool_calls[0].id)).toEqual(['gw1_schatcmplfbn0', 'gw1_schatcmplfbn1']);
+    const chunks = chunksOf(readFrames(text).outputs);
+    expect(chunks[0]!.model).toBe('gemini/gemini-3.5-flash-002');
+    expect(chunks.slice(1, 3).map((c) => c.choices[0]!.delta.tool_calls?.[0]?.id)).toEqual(['gw1_schatcmplfbn0', 'gw1_schatcmplfbn1']);
   });
 
   it('renders log probabilities on the text chunk, bytes from the token when the provider gave none', () => {
     const text = render([{ type: 'text', text: 'é', logprobs: [{ token: 'é', logprob: -0.5, top: [{ token: 'e', logprob: -2 }] }] }, { type: 'finish', reason: 'stop' }]);
-    expect((readFrames(text).outputs[1]!.chunk as any).choices[0].logprobs).toEqual({
+    expect(chunksOf(readFrames(text).outputs)[1]!.choices[0]!.logprobs).toEqual({
       content: [{ token: 'é', logprob: -0.5, bytes: [195, 169], top_logprobs: [{ token: 'e', logprob: -2, bytes: [101] }] }], refusal: null,
     });
   });
@@ -272,7 +272,7 @@ describe('Chat door: errors', () => {
     expect(openaiChatClient.renderError({ status: 400, kind: 'invalid_request', message: 'bad', param: 'temperature' })).toEqual({
       status: 400, body: { error: { message: 'bad', type: 'invalid_request_error', param: 'temperature', code: null } },
     });
-    expect(openaiChatClient.renderError({ status: 503, kind: 'overloaded', message: 'm', code: null }).body.error.code).toBeNull();
-    expect(openaiChatClient.renderError({ status: 429, kind: 'rate_limit', message: 'm' }).body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' });
+    expect(chatError(openaiChatClient.renderError({ status: 503, kind: 'overloaded', message: 'm', code: null })).body.error.code).toBeNull();
+    expect(chatError(openaiChatClient.renderError({ status: 429, kind: 'rate_limit', message: 'm' })).body.error).toMatchObject({ type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' });
   });
 });

@@ -24,6 +24,8 @@ function scripted() {
     emit: (...evs: GatewayEvent[]) => { for (const e of evs) handlers!.onEvent(e); },
     status: (s: ConnectionStatus) => handlers!.onStatus(s),
     connect: () => handlers!.onStatus({ state: 'connected', url: 'http://127.0.0.1:8080', pid: 4242, startedAt: '' }),
+    /** Whether the monitor still listens to the daemon (it lets go when it exits). */
+    subscribed: () => handlers !== undefined,
   };
 }
 
@@ -178,6 +180,8 @@ describe('monitor frames', () => {
     expect(m.app.stdout.frames.some((f) => f.includes(`${ESC}[2J`))).toBe(true);
     await m.press('?');
     await m.until((f) => f.includes('Keys') && f.includes('pause / resume'), 'help');
+    expect(m.subscribed()).toBe(true);
     await m.press('q');
+    await m.until(() => !m.subscribed(), 'the monitor to exit and let go of the event stream');
   });
 });

@@ -98,29 +98,37 @@ describe('mid-stream errors', () => {
 });
 
 describe('client disconnect on a whole answer', () => {
-  const cases: Array<{ name: string; reply: MockReply }> = [
-    { name: 'before the provider answers', reply: { hang: true } },
-    { name: 'while its body is being read', reply: { headers: { 'content-type': 'application/json' }, chunks: ['{"id":"r1",', '"object":"x"}'], delayMs: 1000 } },
+  // Each reply calls `reached` once the gateway is in the state the case names; the client
+  // disconnects then. `release` lets a held-back body finish (after the test).
+  const cases: Array<{ name: string; reply: (reached: () => void, release: Promise<void>) => MockReply }> = [
+    // The mock has the request and will never answer: the gateway is waiting for the headers.
+    { name: 'before the provider answers', reply: (reached) => { reached(); return { hang: true }; } },
+    // Headers and the first half of the body are written; the rest waits until the client is gone.
+    { name: 'while its body is being read', reply: (reached, release) => ({
+      headers: { 'content-type': 'application/json' }, chunks: ['{"id":"r1",', '"object":"x"}'],
+      beforeChunk: (i) => { if (i === 1) { reached(); return release; } },
+    }) },
   ];
   for (const c of cases) {
     it(`${c.name}: aborts the upstream request and is recorded as 499`, async () => {
       const failed: Array<{ status: number }> = [];
       const off = gw.daemon.ctx.bus.subscribe((e) => { if (e.type === 'failed') failed.push(e); });
-      gw.mocks.openai.setHandler(() => c.reply);
+      let reached!: () => void;
+      const inState = new Promise<void>((resolve) => { reached = resolve; });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => { release = resolve; });
+      gw.mocks.openai.setHandler(() => c.reply(reached, released));
       try {
         const before = gw.mocks.openai.requests.length;
         const ac = new AbortController();
         const r = fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.key}` }, body: JSON.stringify({ model: 'gpt-5.4', messages: [{ role: 'user', content: 'x' }] }), signal: ac.signal });
-        const deadline = Date.now() + 2000;
-        while (gw.mocks.openai.requests.length === before && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-        await new Promise((res) => setTimeout(res, 100));
+        await inState;
         ac.abort();
         await r.catch(() => {});
         const rec = gw.mocks.openai.requests[before]!;
-        while ((!rec.aborted || failed.length === 0) && Date.now() < deadline + 1000) await new Promise((res) => setTimeout(res, 20));
-        expect(rec.aborted).toBe(true);
+        await expect.poll(() => rec.aborted && failed.length > 0, { timeout: 3_000, interval: 20 }).toBe(true);
         expect(failed.map((e) => e.status)).toEqual([499]);
-      } finally { gw.mocks.openai.setHandler(undefined); off(); }
+      } finally { release(); gw.mocks.openai.setHandler(undefined); off(); }
     });
   }
 });
