@@ -12,7 +12,8 @@ import { geminiProvider } from '../../src/providers/protocols/gemini/provider/in
 import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
 import { CHAT_FIELD_POLICY } from '../../src/providers/protocols/openai-chat/client/field-policy.js';
 import { toChatFinishReason, toChatUsage } from '../../src/providers/protocols/openai-chat/wire.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, OpenAIErrorBody, OpenAIUsage, SseEvent, UpstreamCall } from '../../src/providers/types.js';
+import type { ChatCompletion, ChatCompletionRequest, OpenAIErrorBody, OpenAIUsage, SseEvent, UpstreamCall } from '../../src/providers/types.js';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 
 /** What the earlier translators took per request (the daemon now builds a RenderContext instead). */
 export interface TranslateContext {
