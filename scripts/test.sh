@@ -20,6 +20,22 @@ keyring_problem() {
   echo "npm test: warning: $1; the keychain tests run without a Secret Service" >&2
 }
 
+# Inside the session: whether a Secret Service runs and its default collection is unlocked
+# (gnome-keyring-daemon exits 0 whether or not its unlock worked). It returns before its daemon has
+# taken its bus name, so the name is waited for (5 s at most), and only then called: calling a name
+# nobody has yet would start another daemon by D-Bus activation, one that outlives the session.
+secret_service_unlocked() {
+  local tries=0
+  until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
+      string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true"; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 50 ] || return 1
+    sleep 0.1
+  done
+  dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets/aliases/default \
+    org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null | grep -q "boolean false"
+}
+
 if [ "$(uname -s)" = Linux ] && [ -z "${GATEWAY_TEST_IN_DBUS:-}" ]; then
   missing=()
   for tool in dbus-run-session dbus-send gnome-keyring-daemon; do command -v "$tool" >/dev/null || missing+=("$tool"); done
@@ -31,15 +47,11 @@ if [ "$(uname -s)" = Linux ] && [ -z "${GATEWAY_TEST_IN_DBUS:-}" ]; then
     XDG_DATA_HOME=$(mktemp -d)
     export XDG_DATA_HOME
     trap 'rm -rf "$XDG_DATA_HOME"' EXIT
-    # gnome-keyring-daemon exits 0 whether or not the unlock worked, so the Secret Service itself is
-    # asked whether its default collection is unlocked.
-    export -f keyring_problem
+    export -f keyring_problem secret_service_unlocked
     dbus-run-session -- bash -c '
       echo -n test-keyring | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || true
-      dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets/aliases/default \
-        org.freedesktop.DBus.Properties.Get string:org.freedesktop.Secret.Collection string:Locked 2>/dev/null \
-        | grep -q "boolean false" || keyring_problem "the throwaway gnome-keyring did not come up unlocked"
-      unset -f keyring_problem
+      secret_service_unlocked || keyring_problem "the throwaway gnome-keyring did not come up unlocked"
+      unset -f keyring_problem secret_service_unlocked
       exec npx vitest run "$@"' vitest "$@"
     exit $?
   fi
