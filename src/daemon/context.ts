@@ -1,5 +1,6 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
 import type { ProviderDescriptor } from '../providers/registry.js';
+import type { RoutingSettings } from './routing/settings.js';
 import type { KeyIndex } from './access/auth.js';
 import type { BodyLog } from './observe/body-log.js';
 import type { EventBus } from './observe/events.js';
@@ -14,6 +15,8 @@ export interface DaemonSettings {
   aliases: Record<string, string>;
   /** The `responses` section of config.json (retention, size cap), read by store/responses.ts. */
   responses?: unknown;
+  /** Retries, fallbacks, the breaker (config.json `routing`, parsed by routing/settings.ts); defaults when absent. */
+  routing?: RoutingSettings;
   /** The providers the user added (config.json): put into the registry at start and on every reload. */
   providers?: readonly ProviderDescriptor[];
 }
