@@ -1,5 +1,6 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
 import type { ProviderDescriptor } from '../providers/registry.js';
+import type { Breaker } from './routing/breaker.js';
 import type { RoutingSettings } from './routing/settings.js';
 import type { KeyIndex } from './access/auth.js';
 import type { BodyLog } from './observe/body-log.js';
@@ -28,6 +29,8 @@ export interface DaemonContext {
   bus: EventBus;
   stats: Stats;
   settings: DaemonSettings;
+  /** Targets resting after repeated failures (routing/breaker.ts), for the daemon's life. */
+  breaker: Breaker;
   /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */

@@ -17,6 +17,7 @@ import { KeyIndex } from './access/auth.js';
 import type { DaemonContext, DaemonSettings } from './context.js';
 import { GatewayError, sendError, type Protocol } from './http/errors.js';
 import { EventBus } from './observe/events.js';
+import { Breaker } from './routing/breaker.js';
 import { assertPlainPath, splitTarget } from './http/http-util.js';
 import { handleNative } from './relay/passthrough.js';
 import { ProviderKeys } from './access/provider-keys.js';
@@ -106,6 +107,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
     upstreams: new Upstreams({ ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
     bus: new EventBus(),
+    breaker: new Breaker(clock),
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };

@@ -10,10 +10,11 @@ import { sendJson } from '../http/send.js';
 import { callUpstream, type CallOutcome } from '../relay/upstream-call.js';
 import { gatewayCallHeaders } from '../relay/upstream.js';
 import { clientOf } from './clients.js';
-import type { DoorRun } from './door.js';
-import { answerError } from './provider-error.js';
+import { DONE, type Attempt, type DoorRun } from './door.js';
+import { failedAnswer, failedTransport } from './provider-error.js';
+import { setRouteHeader } from './route-header.js';
 
-export async function countThrough(run: DoorRun): Promise<void> {
+export async function countThrough(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, res, tracker, capture } = run;
   const { p, target } = route;
   const counting = (await clientOf(door)).countTokens;
@@ -29,18 +30,20 @@ export async function countThrough(run: DoorRun): Promise<void> {
         method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
         headers: gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: 'application/json' }),
       }, res, undefined);
-    } catch (err) { throw err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err); }
-    if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
-    if (outcome.kind !== 'answer') throw ctx.upstreams.failure(p.id, outcome.kind === 'cut' ? outcome.err : new Error('no answer'), 'response');
-    if (outcome.status >= 400) {
-      await answerError(run, route.protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
-      return;
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      return failedTransport(run, err);
     }
+    if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return DONE; }
+    if (outcome.kind !== 'answer') throw ctx.upstreams.failure(p.id, outcome.kind === 'cut' ? outcome.err : new Error('no answer'), 'response');
+    if (outcome.status >= 400) return failedAnswer(run, route.protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
     try { tokens = counter.read(JSON.parse(outcome.text)); } catch { tokens = undefined; }
   }
   const estimate = tokens === undefined;
+  setRouteHeader(run, 200);
   const text = sendJson(res, 200, counting.render(tokens ?? estimateInputTokens(ir)), estimate ? { 'x-gateway-token-count': 'estimate' } : {});
   capture?.wrote(text);
   tracker.wrote(text.length);
   tracker.finish(200, {}, route.model);
+  return DONE;
 }

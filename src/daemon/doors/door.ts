@@ -14,6 +14,7 @@ import type { RequestTracker } from '../observe/tracker.js';
 import type { UsageTap } from '../relay/native-usage.js';
 import type { ChunkRewriter } from '../relay/relay-as-is.js';
 import type { KeyRecord } from '../store/keys.js';
+import type { FailedOutcome } from '../routing/retry.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -38,9 +39,15 @@ export interface DoorRun {
   readonly query: string;
   readonly key: KeyRecord;
   /** The client's bytes and their JSON (empty when the door's fast path reads nothing of it: Gemini's). */
+  readonly clientRaw: Buffer;
+  readonly clientBody: Obj;
+  /** What this attempt sends: the client's, unless the door's prepare hook changed it for the route. */
   raw: Buffer;
   body: Obj;
-  readonly route: Route;
+  /** The target of the current attempt (the runner moves it along the request's route). */
+  route: Route;
+  /** The attempts so far, as `x-gateway-route` lists them (`provider/model=status`). */
+  readonly attempts: string[];
   /** The client asked for a stream (the body's `stream`, or the URL's method). */
   readonly stream: boolean;
   readonly tracker: RequestTracker;
@@ -55,6 +62,17 @@ export interface RunExtras {
   /** Fast path: called with the answer's usage tap once a successful answer reached the client whole. */
   onAnswered?: (tap: UsageTap) => void;
 }
+
+/**
+ * How one attempt on one target ended. `done`: the client has its answer, or the request's record
+ * is finished (an answer begun and then broken off, a client gone). `failed`: nothing reached the
+ * client; `deliver` sends this failure to it, should no later attempt do better.
+ */
+export type Attempt =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'failed'; readonly outcome: FailedOutcome; readonly retryAfter?: string; readonly deliver: () => Promise<void> };
+
+export const DONE: Attempt = { kind: 'done' };
 
 /** What the route table learned from the URL, for a door whose URL says more than its path. */
 export interface DoorCall {
@@ -106,7 +124,10 @@ export interface Door {
   readonly includeUsage?: (body: Obj) => boolean;
   /** The error for a model no route knows, when the door's clients expect another than the 400 (Gemini's 404). */
   readonly modelNotFound?: (asked: string, err: GatewayError) => GatewayError;
-  /** After tracking, before the path is chosen (the Responses store's previous_response_id and `store`). */
+  /**
+   * Before each attempt's path is chosen, from the client's body for that attempt's route (the
+   * Responses store's previous_response_id and `store`): sets run.body/raw and run.extras.
+   */
   readonly prepare?: (run: DoorRun) => Promise<void>;
 }
 

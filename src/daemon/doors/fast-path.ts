@@ -10,10 +10,11 @@ import { kindOf } from '../relay/ir-relay.js';
 import { relayAsIs } from '../relay/relay-as-is.js';
 import { clientOf, loadedClient } from './clients.js';
 import { providerHeaders } from '../relay/upstream.js';
-import type { DoorRun, Obj } from './door.js';
-import { answerError } from './provider-error.js';
+import { DONE, type Attempt, type DoorRun, type Obj } from './door.js';
+import { failedAnswer, failedTransport } from './provider-error.js';
+import { setRouteHeader } from './route-header.js';
 
-export async function fastPath(run: DoorRun): Promise<void> {
+export async function fastPath(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, raw, body, req, res, tracker, capture } = run;
   const { p, model } = route;
   door.validate?.(body);
@@ -30,12 +31,16 @@ export async function fastPath(run: DoorRun): Promise<void> {
   const rewrite = run.stream ? door.rewriteStream?.(body) : undefined;
   const client = door.streamError && run.stream ? loadedClient(door) ?? await clientOf(door) : undefined;
   const streamError = client && ((ge: GatewayError) => door.streamError!({ status: ge.status, kind: kindOf(ge.code), message: ge.message, code: ge.code }, client, run.call));
-  const held = await relayAsIs(ctx, p.id, res, tracker, {
-    stream: run.stream, model, capture, protocol: door.protocol, onAnswered: run.extras.onAnswered, forDoor: { rewrite, streamError },
-  }, { method: 'POST', path, headers, body: out });
-  if (held === undefined) return;
+  let held;
+  try {
+    held = await relayAsIs(ctx, p.id, res, tracker, {
+      stream: run.stream, model, capture, protocol: door.protocol, onAnswered: run.extras.onAnswered,
+      forDoor: { rewrite, streamError, beforeHead: (status) => setRouteHeader(run, status) },
+    }, { method: 'POST', path, headers, body: out });
+  } catch (err) { return failedTransport(run, err); }
+  if (held === undefined) return DONE;
   if ('cut' in held) throw ctx.upstreams.failure(p.id, held.cut, 'response');
-  await answerError(run, door.protocol, held);
+  return failedAnswer(run, door.protocol, held);
 }
 
 const json = (body: Obj): Buffer => Buffer.from(JSON.stringify(body), 'utf8');

@@ -15,7 +15,27 @@ import { forwardResponseHeaders } from '../http/http-util.js';
 import { sendJson } from '../http/send.js';
 import type { ErrorAnswer } from '../relay/relay-as-is.js';
 import { clientOf } from './clients.js';
-import type { DoorRun } from './door.js';
+import type { Attempt, DoorRun } from './door.js';
+
+/** An error answer as a failed attempt: its status, the wait it asked for, and how the client would get it. */
+export async function failedAnswer(run: DoorRun, protocol: ProtocolId, answer: ErrorAnswer): Promise<Attempt> {
+  const header = answer.headers['retry-after'];
+  // Gemini says it in a RetryInfo detail instead; read only when the header is absent and the status says wait.
+  const retryAfter = typeof header === 'string' && header !== '' ? header
+    : answer.status === 429 || answer.status >= 500 ? (await readWith(run, protocol, answer)).retryAfter : undefined;
+  return { kind: 'failed', outcome: answer.status, ...(retryAfter === undefined ? {} : { retryAfter }), deliver: () => answerError(run, protocol, answer) };
+}
+
+async function readWith(run: DoorRun, protocol: ProtocolId, answer: ErrorAnswer): Promise<ProviderError> {
+  const side = loadedProviderSide(protocol) ?? await providerSide(protocol);
+  return side.readError(answer.status, utf8(answer.body), run.route.target);
+}
+
+/** A transport failure before any answer (connect error, timeout before headers) as a failed attempt. */
+export function failedTransport(run: DoorRun, err: unknown): Attempt {
+  const ge = run.ctx.upstreams.failure(run.route.p.id, err);
+  return { kind: 'failed', outcome: ge.code === 'upstream_timeout' ? 'timeout' : 'connect-error', deliver: () => Promise.reject(ge) };
+}
 
 export async function answerError(run: DoorRun, protocol: ProtocolId, answer: ErrorAnswer): Promise<void> {
   const { res, tracker, capture, door } = run;

@@ -45,7 +45,7 @@ function inputItems(input: unknown): unknown[] {
  * keeps goes on to OpenAI as it is; and what happens to the answer (kept unless `store: false`).
  */
 async function prepare(run: DoorRun): Promise<void> {
-  const { ctx, body, key, route } = run;
+  const { ctx, clientBody: body, key, route } = run;
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
   const own = inputItems(body.input);
   // A chain the gateway holds (its answers came from a model that is not OpenAI's), or one OpenAI keeps.

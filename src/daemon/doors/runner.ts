@@ -1,12 +1,17 @@
 // The one runner of every door at the root (Chat, Messages, Responses, Gemini): admit (proxy key,
-// body, model) → route, decided once → track → the fast path, the translation through the IR, or a
-// token count → finish, inside one failure handler that always finishes the request's record. What
-// differs per door is a hook on its Door (door.ts), declared in the door's own file. A retry, a
-// fallback or a limit hooks in here: `admit` is the one admission step, `route` the one routing
-// decision, and each path makes one upstream attempt (fast-path.ts, translate.ts, count.ts) whose
-// error answer comes back to `answerError` (provider-error.ts) before anything reaches the client.
+// body, model) → route, decided once → track → attempts → finish, inside one failure handler that
+// always finishes the request's record. What differs per door is a hook on its Door (door.ts),
+// declared in the door's own file.
+//
+// The route is the model's targets in order (routing/targets.ts: an alias with several targets,
+// a model with fallbacks). Each attempt takes one path (the fast path, the translation through
+// the IR, or a token count) and comes back `done`, or `failed` with nothing sent to the client.
+// A retryable failure (routing/retry.ts) is tried again on the same target after the wait the
+// provider asked for (up to the cap) or a jittered backoff, then on the next target; the circuit
+// breaker (routing/breaker.ts) skips a target that keeps failing. Nothing is retried once the
+// client has a byte of the answer. Every answer carries `x-gateway-route`, the attempts in order.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { resolveModel } from '../../providers/models.js';
+import type { ResolvedModel } from '../../providers/models.js';
 import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
 import { provider as descriptor, upstreamProtocol } from '../../providers/registry.js';
 import { targetOf } from '../../providers/target.js';
@@ -17,11 +22,15 @@ import { GatewayError } from '../http/errors.js';
 import { readBody } from '../http/http-util.js';
 import { jsonObject } from '../http/json-body.js';
 import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
-import { countThrough } from './count.js';
-import type { Door, DoorCall, DoorRun, Obj, Route } from './door.js';
-import { fastPath } from './fast-path.js';
-import { translateThrough } from './translate.js';
+import { backoffMs, isRetryable, retryAfterMs } from '../routing/retry.js';
+import { DEFAULT_ROUTING } from '../routing/settings.js';
+import { routeTargets } from '../routing/targets.js';
 import { wholeAnswerFor } from './answer-stream.js';
+import { countThrough } from './count.js';
+import type { Attempt, Door, DoorCall, DoorRun, Obj, Route } from './door.js';
+import { fastPath } from './fast-path.js';
+import { setRouteHeader, targetName } from './route-header.js';
+import { translateThrough } from './translate.js';
 
 /** A door's request error as the client sees it: a translator's refusal is a 400 naming the field. */
 export function asGatewayError(err: unknown): unknown {
@@ -35,20 +44,94 @@ export function asGatewayError(err: unknown): unknown {
 export async function runDoor(
   ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts, call: DoorCall = {},
 ): Promise<void> {
-  const run = await admit(ctx, door, req, res, query, facts, call);
+  const { run, targets } = await admit(ctx, door, req, res, query, facts, call);
   try {
-    await door.prepare?.(run);
-    if (run.route.protocol === door.protocol && !wholeAnswerFor(run)) await fastPath(run);
-    else if (call.count) await countThrough(run);
-    else await translateThrough(run);
+    await attempts(run, targets);
     // Every path finishes its record; one that did not is a gateway bug, and must not stay "in flight".
     if (!run.tracker.done) run.tracker.fail(500, 'internal_error', 'the request ended without an answer');
   } catch (err) {
     const ge = asGatewayError(err);
     if (ge instanceof GatewayError) run.tracker.fail(ge.status, ge.code, ge.message);
     else run.tracker.fail(500, 'internal_error', 'internal gateway error');
+    setRouteHeader(run);
     throw ge;
   }
+}
+
+/** The targets in order, each with its retries; the last failure goes to the client when none answers. */
+async function attempts(run: DoorRun, targets: readonly ResolvedModel[]): Promise<void> {
+  const { ctx } = run;
+  const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
+  const fallback = run.req.headers['x-gateway-fallback'] !== 'off';
+  let last: Extract<Attempt, { kind: 'failed' }> | undefined;
+  for (const [i, resolved] of targets.entries()) {
+    if (i > 0 && !fallback) break;
+    const name = targetName(resolved);
+    // The first target's route was made at admission (its errors are the request's own).
+    if (i > 0) {
+      if (!ctx.breaker.allows(name)) { run.attempts.push(`${name}=skipped`); continue; }
+      // A key limited to some models falls back only to models it may use.
+      try { checkModelAllowed(run.key, name); } catch { run.attempts.push(`${name}=not-allowed`); continue; }
+      try { run.route = await routeOf(ctx, run.door, resolved); } catch (e) {
+        // A fallback whose provider has no key is passed over, as the breaker passes one over.
+        if (e instanceof GatewayError && e.code === 'provider_not_configured') { run.attempts.push(`${name}=no-key`); continue; }
+        throw e;
+      }
+    } else if (!ctx.breaker.allows(name) && targets.length > 1) { run.attempts.push(`${name}=skipped`); continue; }
+    const retries = routing.providers[run.route.p.id]?.retries ?? routing.retries;
+    for (let retry = 0; ; retry++) {
+      const a = await attempt(run);
+      if (a.kind === 'done') { if (run.res.statusCode < 400) ctx.breaker.succeeded(name); return; }
+      run.attempts.push(`${name}=${a.outcome}`);
+      last = a;
+      if (!isRetryable(a.outcome)) { await deliver(run, a); return; }
+      const asked = retryAfterMs(a.retryAfter, ctx.clock());
+      ctx.breaker.failed(name, routing.breaker, asked);
+      // A wait longer than the cap is not slept through: the next target, or the client gets it.
+      if (retry >= retries || (asked !== undefined && asked > routing.retryAfterCapMs)) break;
+      if (!(await pause(run.res, asked ?? backoffMs(retry, routing.backoff.baseMs, routing.backoff.maxMs)))) {
+        run.tracker.fail(499, 'client_closed', 'client closed the connection');
+        return;
+      }
+    }
+  }
+  if (last) { await deliver(run, last); return; }
+  throw new GatewayError('upstream_unreachable', `every target of this route is resting after failures (${run.attempts.join(', ')}); try again shortly`);
+}
+
+async function deliver(run: DoorRun, a: Extract<Attempt, { kind: 'failed' }>): Promise<void> {
+  setRouteHeader(run);
+  await a.deliver();
+}
+
+/** One attempt on the run's current route: the door's prepare hook, then its path. */
+async function attempt(run: DoorRun): Promise<Attempt> {
+  run.raw = run.clientRaw;
+  run.body = run.clientBody;
+  run.extras = {};
+  await run.door.prepare?.(run);
+  if (run.route.protocol === run.door.protocol && !wholeAnswerFor(run)) return fastPath(run);
+  if (run.call.count) return countThrough(run);
+  return translateThrough(run);
+}
+
+/** Waits `ms`; false when the client went away meanwhile. */
+function pause(res: ServerResponse, ms: number): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => { clearTimeout(t); res.off('close', gone); resolve(ok); };
+    const gone = () => done(false);
+    const t = setTimeout(() => done(true), ms);
+    res.on('close', gone);
+  });
+}
+
+/** A target as the paths use it: its descriptor, protocol for this door, Target, provider key. */
+async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel): Promise<Route> {
+  const p = descriptor(resolved.provider);
+  const protocol = upstreamProtocol(p, resolved.model, door.protocol);
+  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
+  return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey };
 }
 
 /**
@@ -59,7 +142,7 @@ export async function runDoor(
  */
 async function admit(
   ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts, call: DoorCall,
-): Promise<DoorRun> {
+): Promise<{ run: DoorRun; targets: ResolvedModel[] }> {
   const wire = PROTOCOL_FACTS[door.protocol];
   const key = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, wire.clientKeyPlacements), wire.errorShape);
   facts.key = { id: key.id, name: key.name };
@@ -67,28 +150,30 @@ async function admit(
   let body: Obj | undefined = call.model === undefined ? jsonObject(raw) : undefined;
   const asked = call.model ?? body!.model;
   if (typeof asked !== 'string' || asked === '') throw new GatewayError('invalid_request', 'model: is required', 'model');
-  let resolved;
+  let targets: ResolvedModel[];
   try {
-    resolved = resolveModel(asked, ctx.settings.aliases);
+    targets = routeTargets(asked, ctx.settings.aliases, ctx.settings.routing ?? DEFAULT_ROUTING);
   } catch (e) {
     const ge = asGatewayError(e);
     throw ge instanceof GatewayError && ge.code === 'model_not_found' && door.modelNotFound ? door.modelNotFound(asked, ge) : ge;
   }
-  facts.provider = resolved.provider;
-  facts.model = resolved.model;
+  const first = targets[0]!;
+  facts.provider = first.provider;
+  facts.model = first.model;
   checkModelAllowed(key, asked);
-  const p = descriptor(resolved.provider);
-  const protocol = upstreamProtocol(p, resolved.model, door.protocol);
-  body ??= protocol === door.protocol ? {} : jsonObject(raw);
-  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
-  const route: Route = { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey };
+  const route = await routeOf(ctx, door, first);
+  // A body the fast path does not read is parsed only when some target is not of the door's protocol.
+  body ??= targets.length === 1 && route.protocol === door.protocol ? {} : jsonObject(raw);
 
   const stream = call.stream ?? body.stream === true;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
-    keyId: key.id, keyName: key.name, mode: door.mode, provider: p.id, model: route.model,
+    keyId: key.id, keyName: key.name, mode: door.mode, provider: route.p.id, model: route.model,
     method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers,
   });
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
-  return { ctx, door, call, req, res, query, key, raw, body, route, stream, tracker, capture, extras: {} };
+  const run: DoorRun = {
+    ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], stream, tracker, capture, extras: {},
+  };
+  return { run, targets };
 }

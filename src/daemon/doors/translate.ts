@@ -13,10 +13,11 @@ import { callUpstream, type CallOutcome, type OpenStream } from '../relay/upstre
 import { gatewayCallHeaders } from '../relay/upstream.js';
 import { sendAnswerAsStream, wholeAnswerFor } from './answer-stream.js';
 import { clientOf, loadedClient } from './clients.js';
-import type { DoorRun } from './door.js';
-import { answerError } from './provider-error.js';
+import { DONE, type Attempt, type DoorRun } from './door.js';
+import { failedAnswer, failedTransport } from './provider-error.js';
+import { setRouteHeader } from './route-header.js';
 
-export async function translateThrough(run: DoorRun): Promise<void> {
+export async function translateThrough(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, res, tracker, capture } = run;
   const { p, model, protocol, target } = route;
   const client = loadedClient(door) ?? await clientOf(door);
@@ -36,6 +37,7 @@ export async function translateThrough(run: DoorRun): Promise<void> {
   if (run.call.streamFormat) rctx.streamFormat = run.call.streamFormat;
 
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
+    setRouteHeader(run, 200);
     res.writeHead(200, rctx.streamFormat === 'json-array' ? { ...SSE_HEADERS, 'content-type': 'application/json; charset=utf-8' } : SSE_HEADERS);
     res.flushHeaders();
     const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
@@ -48,23 +50,22 @@ export async function translateThrough(run: DoorRun): Promise<void> {
       headers: gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
     }, res, openStream);
   } catch (err) {
-    throw err instanceof GatewayError ? err : ctx.upstreams.failure(p.id, err);
+    if (err instanceof GatewayError) throw err;
+    return failedTransport(run, err);
   }
-  if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return; }
-  if (outcome.kind === 'streamed') return;
+  if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return DONE; }
+  if (outcome.kind === 'streamed') return DONE;
   if (outcome.kind === 'cut') throw ctx.upstreams.failure(p.id, outcome.err, 'response');
-  if (outcome.status >= 400) {
-    await answerError(run, protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
-    return;
-  }
+  if (outcome.status >= 400) return failedAnswer(run, protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
   let json: unknown;
   try { json = JSON.parse(outcome.text); } catch {
     throw new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`);
   }
   const answer = upstream.readResponse(json, target);
+  setRouteHeader(run, 200);
   if (wholeAnswer) {
     sendAnswerAsStream(res, client.createStreamRenderer(rctx), answer, tracker, model, capture);
-    return;
+    return DONE;
   }
   const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${prefix}${answer.model}` } : rctx);
   const text = JSON.stringify(rendered);
@@ -72,4 +73,5 @@ export async function translateThrough(run: DoorRun): Promise<void> {
   tracker.wrote(sendJsonText(res, 200, text));
   capture?.wrote(text);
   tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
+  return DONE;
 }

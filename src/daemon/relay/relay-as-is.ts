@@ -51,6 +51,8 @@ export interface RelayOptions {
     rewrite?: ChunkRewriter;
     /** The one event that tells the client, in its protocol, that the stream broke off (else the connection is cut). */
     streamError?: (error: GatewayError) => string | undefined;
+    /** Right before a good answer's headers go to the client, with its status. */
+    beforeHead?: (status: number) => void;
   };
 }
 
@@ -106,6 +108,7 @@ class NativeRelay extends ClientBoundCall {
     this.tap = createNativeUsageTap(this.opts.protocol, contentType);
     this.tracker.responseIsStream(streaming);
     if (door && (statusCode >= 400 || !streaming)) { this.held = { headers, parts: [], size: 0, error: statusCode >= 400 }; return; }
+    door?.beforeHead?.(statusCode);
     const out = forwardResponseHeaders(headers);
     if (streaming && statusCode < 300 && door?.rewrite) {
       this.rewrite = door.rewrite;
@@ -149,6 +152,7 @@ class NativeRelay extends ClientBoundCall {
     if (h && !this.res.destroyed) {
       // A door's whole answer, complete: status, headers and body in one write.
       const body = h.parts.length === 1 ? h.parts[0]! : Buffer.concat(h.parts, h.size);
+      this.opts.forDoor?.beforeHead?.(this.status);
       this.res.writeHead(this.status, forwardResponseHeaders(h.headers));
       this.opts.capture?.wrote(body);
       tracker.wrote(body.length);
@@ -184,6 +188,8 @@ class NativeRelay extends ClientBoundCall {
       // answer that broke off is still that answer: its status says what went wrong.
       if (this.clientGone) { tracker.fail(499, 'client_closed', 'client closed the connection', tap?.usage() ?? {}); this.resolve(undefined); return; }
       if (h) { this.resolve(h.error ? { status: this.status, headers: h.headers, body: Buffer.concat(h.parts, h.size) } : { cut: err }); return; }
+      // A door's runner decides about a call that got no answer (it may try again): the error as undici gave it.
+      if (this.opts.forDoor) { this.reject(err); return; }
       const ge = err instanceof GatewayError ? err : this.upstreams.failure(this.provider, err);
       tracker.fail(ge.status, ge.code, ge.message);
       this.reject(ge);

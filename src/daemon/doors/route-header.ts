@@ -1,0 +1,15 @@
+// `x-gateway-route` on every answer of the root's doors: the attempts in order, each
+// `provider/model=outcome` (the provider's own status, `connect-error`, `timeout`, `skipped`…).
+import type { ResolvedModel } from '../../providers/models.js';
+import type { DoorRun, Route } from './door.js';
+
+/** The route header's name for a target: `provider/model`. */
+export const targetName = (r: ResolvedModel | Route): string => ('p' in r ? `${r.p.id}/${r.model}` : `${r.provider}/${r.model}`);
+
+/** Sets `x-gateway-route` (before the answer's headers go): the failed attempts, then this one's status. */
+export function setRouteHeader(run: DoorRun, status?: number): void {
+  if (run.res.headersSent) return;
+  const all = status === undefined ? run.attempts : [...run.attempts, `${targetName(run.route)}=${status}`];
+  if (all.length > 0) run.res.setHeader('x-gateway-route', all.join(', '));
+}
+
