@@ -125,7 +125,7 @@ async function startRecordingHop(target: string): Promise<{ url: string; request
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const body = Buffer.concat(parts);
-      requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, aborted: false });
+      requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, aborted: false, at: Date.now() });
       const headers: IncomingHttpHeaders = { ...req.headers, host: to.host };
       const up = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -13,6 +13,8 @@ export interface Recorded {
   body: Buffer;
   /** True when the client (the gateway) closed the connection before the response was complete. */
   aborted: boolean;
+  /** When the whole request had arrived (ms since the epoch): the mock's own clock, for waits between attempts. */
+  at: number;
 }
 
 export interface MockReply {
@@ -284,7 +286,7 @@ export async function startMockProvider(provider: MockProviderId, opts: MockOpti
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const parts: Buffer[] = [];
     for await (const c of req as AsyncIterable<Buffer>) parts.push(c);
-    const rec: Recorded = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(parts), aborted: false };
+    const rec: Recorded = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(parts), aborted: false, at: Date.now() };
     requests.push(rec);
     waiters = waiters.filter((w) => { if (requests.length >= w.n) { w.resolve(); return false; } return true; });
     let finished = false;

@@ -18,7 +18,7 @@ const CASES = [
 
 /** The scripted stream's bytes, whole. */
 function fullStream(script: MockHandler, body: unknown, url: string): Buffer {
-  const rec: Recorded = { method: 'POST', url, headers: {}, body: Buffer.from(JSON.stringify(body)), aborted: false };
+  const rec: Recorded = { method: 'POST', url, headers: {}, body: Buffer.from(JSON.stringify(body)), aborted: false, at: 0 };
   const reply = script(rec, 'openai')!;
   return Buffer.concat(reply.chunks!.map((c) => Buffer.from(c)));
 }

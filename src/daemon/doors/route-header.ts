@@ -10,6 +10,11 @@ export const targetName = (r: ResolvedModel | Route): string => ('p' in r ? `${r
 export function setRouteHeader(run: DoorRun, status?: number): void {
   if (run.res.headersSent) return;
   const all = status === undefined ? run.attempts : [...run.attempts, `${targetName(run.route)}=${status}`];
-  if (all.length > 0) run.res.setHeader('x-gateway-route', all.join(', '));
+  if (all.length === 0) return;
+  const route = all.join(', ');
+  run.res.setHeader('x-gateway-route', route);
+  // The record says it too (the monitor, the usage history), and which target served when it moved.
+  const moved = run.route.p.id !== run.tracker.startedProvider || run.route.model !== run.tracker.startedModel;
+  run.tracker.routed(moved ? { provider: run.route.p.id, model: run.route.model } : undefined, route);
 }
 

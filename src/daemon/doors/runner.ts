@@ -67,9 +67,11 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[]): Promis
   for (const [i, resolved] of targets.entries()) {
     if (i > 0 && !fallback) break;
     const name = targetName(resolved);
+    // A model on a provider rests after its own failures; the whole provider when it cannot be reached.
+    const open = (): boolean => !ctx.breaker.allows(resolved.provider) || !ctx.breaker.allows(name);
     // The first target's route was made at admission (its errors are the request's own).
     if (i > 0) {
-      if (!ctx.breaker.allows(name)) { run.attempts.push(`${name}=skipped`); continue; }
+      if (open()) { run.attempts.push(`${name}=skipped`); continue; }
       // A key limited to some models falls back only to models it may use.
       try { checkModelAllowed(run.key, name); } catch { run.attempts.push(`${name}=not-allowed`); continue; }
       try { run.route = await routeOf(ctx, run.door, resolved); } catch (e) {
@@ -77,18 +79,22 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[]): Promis
         if (e instanceof GatewayError && e.code === 'provider_not_configured') { run.attempts.push(`${name}=no-key`); continue; }
         throw e;
       }
-    } else if (!ctx.breaker.allows(name) && targets.length > 1) { run.attempts.push(`${name}=skipped`); continue; }
+    } else if (targets.length > 1 && open()) { run.attempts.push(`${name}=skipped`); continue; }
     const retries = routing.providers[run.route.p.id]?.retries ?? routing.retries;
     for (let retry = 0; ; retry++) {
       const a = await attempt(run);
-      if (a.kind === 'done') { if (run.res.statusCode < 400) ctx.breaker.succeeded(name); return; }
+      if (a.kind === 'done') {
+        if (run.res.statusCode < 400) { ctx.breaker.succeeded(name); ctx.breaker.succeeded(resolved.provider); }
+        return;
+      }
       run.attempts.push(`${name}=${a.outcome}`);
       last = a;
       if (!isRetryable(a.outcome)) { await deliver(run, a); return; }
       const asked = retryAfterMs(a.retryAfter, ctx.clock());
-      ctx.breaker.failed(name, routing.breaker, asked);
+      ctx.breaker.failed(typeof a.outcome === 'number' ? name : resolved.provider, routing.breaker, asked);
       // A wait longer than the cap is not slept through: the next target, or the client gets it.
-      if (retry >= retries || (asked !== undefined && asked > routing.retryAfterCapMs)) break;
+      // Nor is a target retried once its breaker opened.
+      if (retry >= retries || (asked !== undefined && asked > routing.retryAfterCapMs) || open()) break;
       if (!(await pause(run.res, asked ?? backoffMs(retry, routing.backoff.baseMs, routing.backoff.maxMs)))) {
         run.tracker.fail(499, 'client_closed', 'client closed the connection');
         return;

@@ -76,6 +76,12 @@ export interface RequestFinished {
   usage: TokenUsage;
   /** The model the provider says it served (its own id, e.g. `claude-sonnet-4-5-20250929`), when known. */
   model: string | null;
+  /**
+   * A door's request served elsewhere than it started (a fallback): the provider and model id of
+   * the target that answered; and `route`, its attempts as x-gateway-route lists them.
+   */
+  served?: { provider: string; model: string };
+  route?: string;
 }
 
 export interface RequestFailed {
@@ -90,6 +96,12 @@ export interface RequestFailed {
   usage: TokenUsage;
   /** The gateway refused the request before calling a provider (bad key, unknown model, bad JSON). */
   refused?: true;
+  /**
+   * A door's request served elsewhere than it started (a fallback): the provider and model id of
+   * the target that answered; and `route`, its attempts as x-gateway-route lists them.
+   */
+  served?: { provider: string; model: string };
+  route?: string;
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;

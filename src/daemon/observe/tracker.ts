@@ -93,8 +93,14 @@ export class RequestTracker {
   private readonly announcedStream: boolean;
   private onDone: (() => void) | undefined;
 
+  /** The provider and model the request started on (a fallback may serve it elsewhere). */
+  readonly startedProvider: ProviderId;
+  readonly startedModel: string | null;
+
   constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
     stats.begin();
+    this.startedProvider = info.provider;
+    this.startedModel = info.model;
     this.announcedStream = info.stream;
     if (bus.size > 0) {
       bus.publish(new StartedEvent(this.id, Date.now(), info, info.headers));
@@ -105,6 +111,15 @@ export class RequestTracker {
 
   /** The request's finished or failed event is out: its record is complete. */
   get done(): boolean { return this.ended; }
+
+  private served: { provider: string; model: string } | undefined;
+  private route: string | undefined;
+
+  /** The request moved to another target (a fallback), and the attempts so far: told with its end. */
+  routed(served: { provider: string; model: string } | undefined, route: string): void {
+    this.served = served;
+    this.route = route;
+  }
 
   /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
   whenDone(fn: () => void): void { this.onDone = fn; }
@@ -136,15 +151,20 @@ export class RequestTracker {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
-    if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model });
+    if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model, ...this.routing() });
     this.onDone?.();
+  }
+
+  private routing(): { served?: { provider: string; model: string }; route?: string } {
+    if (this.route === undefined) return {};
+    return this.served ? { served: this.served, route: this.route } : { route: this.route };
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
-    if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
+    if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage, ...this.routing() });
     this.onDone?.();
   }
 }

@@ -5,13 +5,18 @@ import { resolveModel, type ResolvedModel } from '../../providers/models.js';
 import type { RoutingSettings } from './settings.js';
 
 export function routeTargets(asked: string, aliases: Record<string, string>, routing: RoutingSettings): ResolvedModel[] {
-  const first = resolveModel(asked, aliases);
   const routes = routing.routes;
-  const named = routes[asked] ?? routes[`${first.provider}/${first.model}`] ?? routes[first.model];
-  if (!named) return [first];
+  let named = Object.hasOwn(routes, asked) ? routes[asked] : undefined;
+  let first: ResolvedModel | undefined;
+  if (!named) {
+    first = resolveModel(asked, aliases);
+    const full = `${first.provider}/${first.model}`;
+    named = Object.hasOwn(routes, full) ? routes[full] : Object.hasOwn(routes, first.model) ? routes[first.model] : undefined;
+    if (!named) return [first];
+  }
   const out: ResolvedModel[] = [];
   for (const t of named) {
-    const r = t === asked ? first : resolveModel(t, aliases);
+    const r = t === asked && first ? first : resolveModel(t, aliases);
     if (!out.some((o) => o.provider === r.provider && o.model === r.model)) out.push(r);
   }
   return out;

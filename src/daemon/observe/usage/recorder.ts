@@ -190,9 +190,10 @@ export class UsageRecorder {
         const started = this.inflight.get(ev.id);
         if (!started) { this.orphans++; return; }
         this.inflight.delete(ev.id);
-        const provider = started.provider;
+        // A fallback's row is the target that answered: its provider, priced by its model.
+        const provider = ev.served?.provider ?? started.provider;
         // Grouped and priced by the model the provider served; the name asked for is kept beside it.
-        const requested = started.model ? bareModel(started.model) : null;
+        const requested = ev.served ? ev.served.model : started.model ? bareModel(started.model) : null;
         const reported = ev.type === 'finished' && ev.model ? bareModel(ev.model) : null;
         if (reported) this.served.learn(provider, requested, reported);
         const model = reported ?? (requested === null ? null : this.served.servedFor(provider, requested) ?? requested);
