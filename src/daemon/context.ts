@@ -1,6 +1,7 @@
 // Everything a request handler needs, built once by startDaemon and passed down explicitly.
 import type { ProviderDescriptor } from '../providers/registry.js';
 import type { Breaker } from './routing/breaker.js';
+import type { Sessions } from './routing/sessions.js';
 import type { RoutingSettings } from './routing/settings.js';
 import type { KeyIndex } from './access/auth.js';
 import type { BodyLog } from './observe/body-log.js';
@@ -31,6 +32,8 @@ export interface DaemonContext {
   settings: DaemonSettings;
   /** Targets resting after repeated failures (routing/breaker.ts), for the daemon's life. */
   breaker: Breaker;
+  /** Which target each session is held on after a fallback (routing/sessions.ts). */
+  sessions: Sessions;
   /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */

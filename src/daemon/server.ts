@@ -18,6 +18,7 @@ import type { DaemonContext, DaemonSettings } from './context.js';
 import { GatewayError, sendError, type Protocol } from './http/errors.js';
 import { EventBus } from './observe/events.js';
 import { Breaker } from './routing/breaker.js';
+import { Sessions } from './routing/sessions.js';
 import { assertPlainPath, splitTarget } from './http/http-util.js';
 import { handleNative } from './relay/passthrough.js';
 import { ProviderKeys } from './access/provider-keys.js';
@@ -108,6 +109,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     upstreams: new Upstreams({ ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
     bus: new EventBus(),
     breaker: new Breaker(clock),
+    sessions: new Sessions(clock),
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };

@@ -24,6 +24,7 @@ import { jsonObject } from '../http/json-body.js';
 import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
 import { backoffMs, isRetryable, retryAfterMs } from '../routing/retry.js';
 import { DEFAULT_ROUTING } from '../routing/settings.js';
+import { sessionOf } from '../routing/sessions.js';
 import { routeTargets } from '../routing/targets.js';
 import { wholeAnswerFor } from './answer-stream.js';
 import { countThrough } from './count.js';
@@ -44,9 +45,9 @@ export function asGatewayError(err: unknown): unknown {
 export async function runDoor(
   ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts, call: DoorCall = {},
 ): Promise<void> {
-  const { run, targets } = await admit(ctx, door, req, res, query, facts, call);
+  const { run, targets, session } = await admit(ctx, door, req, res, query, facts, call);
   try {
-    await attempts(run, targets);
+    await attempts(run, targets, session);
     // Every path finishes its record; one that did not is a gateway bug, and must not stay "in flight".
     if (!run.tracker.done) run.tracker.fail(500, 'internal_error', 'the request ended without an answer');
   } catch (err) {
@@ -59,7 +60,7 @@ export async function runDoor(
 }
 
 /** The targets in order, each with its retries; the last failure goes to the client when none answers. */
-async function attempts(run: DoorRun, targets: readonly ResolvedModel[]): Promise<void> {
+async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session: Session | undefined): Promise<void> {
   const { ctx } = run;
   const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
   const fallback = run.req.headers['x-gateway-fallback'] !== 'off';
@@ -84,7 +85,11 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[]): Promis
     for (let retry = 0; ; retry++) {
       const a = await attempt(run);
       if (a.kind === 'done') {
-        if (run.res.statusCode < 400) { ctx.breaker.succeeded(name); ctx.breaker.succeeded(resolved.provider); }
+        if (run.res.statusCode < 400) {
+          ctx.breaker.succeeded(name);
+          ctx.breaker.succeeded(resolved.provider);
+          if (session) ctx.sessions.served(session.id, name, session.first, routing.breaker.cooldownMs);
+        }
         return;
       }
       run.attempts.push(`${name}=${a.outcome}`);
@@ -148,7 +153,7 @@ async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel):
  */
 async function admit(
   ctx: DaemonContext, door: Door, req: IncomingMessage, res: ServerResponse, query: string, facts: RequestFacts, call: DoorCall,
-): Promise<{ run: DoorRun; targets: ResolvedModel[] }> {
+): Promise<{ run: DoorRun; targets: ResolvedModel[]; session: Session | undefined }> {
   const wire = PROTOCOL_FACTS[door.protocol];
   const key = ctx.keys.authenticate(extractKey(req, query ? new URLSearchParams(query) : null, wire.clientKeyPlacements), wire.errorShape);
   facts.key = { id: key.id, name: key.name };
@@ -163,6 +168,12 @@ async function admit(
     const ge = asGatewayError(e);
     throw ge instanceof GatewayError && ge.code === 'model_not_found' && door.modelNotFound ? door.modelNotFound(asked, ge) : ge;
   }
+  // A session held on a fallback starts there (routing/sessions.ts); the route's order otherwise.
+  const sessionId = targets.length > 1 ? sessionOf(req.headers, body ?? {}) : undefined;
+  const session = sessionId === undefined ? undefined : { id: sessionId, first: targetName(targets[0]!) };
+  const held = sessionId === undefined ? undefined : ctx.sessions.preferred(sessionId);
+  const at = held === undefined ? -1 : targets.findIndex((t) => targetName(t) === held);
+  if (at > 0) targets.unshift(...targets.splice(at, 1));
   const first = targets[0]!;
   facts.provider = first.provider;
   facts.model = first.model;
@@ -181,5 +192,8 @@ async function admit(
   const run: DoorRun = {
     ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], stream, tracker, capture, extras: {},
   };
-  return { run, targets };
+  return { run, targets, session };
 }
+
+/** A request's session (routing/sessions.ts) and its route's own first target. */
+interface Session { readonly id: string; readonly first: string }
