@@ -113,11 +113,15 @@ export function validateAliasName(name: string): string {
   return name;
 }
 
-export function validateAliasTarget(target: string): string {
-  if (!validAliasTarget(target)) {
-    throw new Error(`alias target "${target}" must be <provider>/<model> with provider ${providerNames().join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
+/** Throws unless `target` is `<provider>/<model>` with a provider the registry knows; `what` names it in the message. */
+export function validateAliasTarget(target: string, what = 'alias target'): string {
+  if (validAliasTarget(target)) return target;
+  const names = providerNames();
+  const slash = target.indexOf('/');
+  if (slash > 0 && /^\S+$/.test(target.slice(slash + 1)) && !names.includes(target.slice(0, slash).toLowerCase())) {
+    throw new Error(`${what} "${target}" names an unknown provider "${target.slice(0, slash)}" (known: ${names.join(', ')})`);
   }
-  return target;
+  throw new Error(`${what} "${target}" must be <provider>/<model> with provider ${names.join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
 }
 
 type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'providers'>> & {
@@ -190,9 +194,7 @@ export async function setAlias(dir: string, name: string, targets: string | read
 export async function setFallbacks(dir: string, model: string, targets: readonly string[]): Promise<void> {
   if (!/^\S{1,200}$/.test(model)) throw new Error(`model "${model}" must be a name a client sends, without spaces`);
   if (targets.length === 0) throw new Error(`give ${model} at least one fallback target (provider/model)`);
-  for (const t of targets) {
-    if (!validAliasTarget(t)) throw new Error(`fallback target "${t}" must be <provider>/<model> with provider ${providerNames().join(', ')} (e.g. openai/gpt-5.4)`);
-  }
+  for (const t of targets) validateAliasTarget(t, 'fallback target');
   const store = await openConfStore(dir);
   const routing = { ...(store.get('routing') ?? {}) };
   routing.fallbacks = { ...(isObject(routing.fallbacks) ? routing.fallbacks : {}), [model]: [...targets] };
