@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGatewayProcess, type GatewayProcess } from '../usage/gateway-process.js';
+import OpenAI from 'openai';
 import type { DaemonStatus } from '../../src/cli/daemon-client.js';
 
 let gw: GatewayProcess;
@@ -36,6 +37,17 @@ describe('the daemon keeps the last good routing', () => {
       routes: { coding: ['anthropic/claude-sonnet-4-5', 'openai/gpt-5.4'], 'claude-sonnet-4-5': ['claude-sonnet-4-5', 'openai/gpt-5.4'] },
     });
     expect((await doctorRouting()).warning).toBeUndefined();
+  });
+
+  it('a list alias is served by its first target, as a one-target alias always was', async () => {
+    const key = (await gw.cli(['keys', 'create', '--name', 'routing'])).stdout.trim();
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+    const seen = gw.mocks.anthropic.requests.length;
+    const answer = await client.chat.completions.create({ model: 'coding', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    const sent = gw.mocks.anthropic.requests.slice(seen);
+    expect(sent).toHaveLength(1);
+    expect((JSON.parse(sent[0]!.body.toString('utf8')) as { model: string }).model).toBe('claude-sonnet-4-5');
   });
 
   it('a bad hand edit keeps the last good routing, warned about in the log and in doctor', async () => {
