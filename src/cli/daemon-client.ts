@@ -25,6 +25,8 @@ export interface DaemonStatus {
   version: string;
   /** Where the daemon's key for each provider that takes one comes from (absent from daemons before it was added). */
   providerKeys?: Record<string, KeyOrigin>;
+  /** The retries and routes the daemon routes by (absent from daemons before routing). */
+  routing?: { retries: number; routes: Record<string, string[]> };
 }
 
 export const DEFAULT_HOST = '127.0.0.1';

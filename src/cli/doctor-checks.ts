@@ -164,7 +164,27 @@ async function checkAddedProviders(dir: string, env: NodeJS.ProcessEnv): Promise
   }
 }
 
+/**
+ * config.json's routing (aliases, retries, fallbacks, breaker) as the daemon reads it: a problem is
+ * a warning, since the daemon keeps routing by its last good settings meanwhile.
+ */
+async function checkRouting(dir: string): Promise<Check> {
+  const { readConfig } = await import('../daemon/store/config.js');
+  let problems: string[];
+  let routes: number;
+  try {
+    const { routing } = readConfig(dir);
+    ({ problems } = routing);
+    routes = Object.keys(routing.settings.routes).length;
+  } catch (e) {
+    return { id: 'routing', ok: false, title: 'routing', detail: (e as Error).message, fix: `fix or remove ${join(dir, FILES.config)}` };
+  }
+  return problems.length === 0
+    ? { id: 'routing', ok: true, title: 'routing', detail: routes === 0 ? 'defaults, no fallbacks configured' : `${routes} route${routes === 1 ? '' : 's'} with fallbacks (${gatewayCmd('models fallbacks')})` }
+    : { id: 'routing', ok: true, warning: true, title: 'routing', detail: `config.json: ${problems.join('; ')}; the daemon keeps its last good routing`, fix: `fix ${join(dir, FILES.config)}, or set routes with ${gatewayCmd('models alias')} and ${gatewayCmd('models fallback')}` };
+}
+
 export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const [keychain, daemon, added] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env)]);
-  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, daemon, checkProxyVars(env)];
+  const [keychain, daemon, added, routing] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env), checkRouting(dir)]);
+  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, routing, daemon, checkProxyVars(env)];
 }

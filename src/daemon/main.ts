@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type Mount, type RunningDaemon } from './server.js';
 import { readConfig, type GatewayConfig } from './store/config.js';
+import { DEFAULT_ROUTING, type RoutingSettings } from './routing/settings.js';
 import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
@@ -43,6 +44,11 @@ function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): str
   return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${tail}`;
 }
 
+/** The daemon log's line for each routing problem in config.json (gateway doctor shows the same). */
+function routingWarnings(c: Pick<GatewayConfig, 'routing'>): string[] {
+  return c.routing.problems.map((p) => `warning: config.json routing: ${p}; keeping the last good routing`);
+}
+
 export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
   const dir = ensureStateDir(opts.stateDir);
   const log = opts.log ?? batchedLog((text) => process.stdout.write(text)).log;
@@ -50,10 +56,14 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
-    const text = c.problems.join('\n');
-    if (text && text !== lastProblems) for (const p of c.problems) log(p);
+    const problems = [...c.problems, ...routingWarnings(c)];
+    const text = problems.join('\n');
+    if (text && text !== lastProblems) for (const p of problems) log(p);
     lastProblems = text;
   };
+  // A routing section with a problem is not half-applied: the last good one stays (the defaults
+  // until one was good), so a typo in a hand edit never drops every fallback at once.
+  let routing: RoutingSettings = DEFAULT_ROUTING;
   const adminToken = randomBytes(32).toString('base64url');
   writePrivateFileSync(join(dir, FILES.adminToken), adminToken);
   const timeoutS = opts.upstreamTimeoutSeconds ?? config.upstreamTimeoutSeconds;
@@ -92,7 +102,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     loadSettings: () => {
       const c = readConfig(dir);
       reportProblems(c);
-      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors };
+      if (c.routing.problems.length === 0) routing = c.routing.settings;
+      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing };
     },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },

@@ -8,6 +8,7 @@ import { GatewayError } from '../http/errors.js';
 import type { GatewayEvent } from '../observe/events.js';
 import { handleSessionKeys, SESSION_KEYS_PATH } from '../access/session-keys.js';
 import { sseData } from '../http/sse.js';
+import { DEFAULT_ROUTING } from '../routing/settings.js';
 
 export interface AdminHooks {
   adminToken: string;
@@ -45,14 +46,18 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
   if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
   if (req.method !== method) throw new GatewayError('method_not_allowed', `use ${method} for ${path}`);
   switch (path) {
-    case '/admin/status':
+    case '/admin/status': {
+      const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
       json(res, 200, {
         pid: process.pid, url: hooks.url(), version: hooks.version,
         startedAt: new Date(ctx.stats.startedAt).toISOString(), uptimeMs: Date.now() - ctx.stats.startedAt,
         requestsServed: ctx.stats.requestsServed, inFlight: ctx.stats.inFlight,
         providerKeys: ctx.providerKeys.origins(),
+        // What the daemon routes by now: after a bad hand edit, still the last good routing.
+        routing: { retries: routing.retries, routes: routing.routes },
       });
       return true;
+    }
     case '/admin/reload':
       await hooks.reload();
       json(res, 200, { reloaded: true, keys: ctx.keys.size });

@@ -7,10 +7,31 @@ import type { ProviderDescriptor } from '../../providers/registry.js';
 import { join } from 'node:path';
 import { FILES, ensureStateDir } from './paths.js';
 import { readJsonSync } from './atomic.js';
+import { parseRouting, type ParsedRouting } from '../routing/settings.js';
 
+/**
+ * config.json, as the CLI and the daemon read it. Its routing part:
+ *
+ *   "aliases": { "fast": "anthropic/claude-haiku-4-5", "coding": ["anthropic/claude-sonnet-4-5", "openai/gpt-5.4"] },
+ *   "routing": {
+ *     "retries": 2, "retryAfterCapSeconds": 30, "backoff": { "baseMs": 200, "maxMs": 4000 },
+ *     "providers": { "openai": { "retries": 3, "keyOrder": "priority" } },
+ *     "breaker": { "failures": 5, "windowSeconds": 30, "cooldownSeconds": 30 },
+ *     "fallbacks": { "claude-sonnet-4-5": ["openai/gpt-5.4"] }
+ *   }
+ *
+ * An alias is one target or a list tried in order; `fallbacks` gives any name a client sends the
+ * targets tried after it. routing/settings.ts parses and checks both (parseRouting).
+ */
 export interface GatewayConfig {
-  /** alias → `provider/model` */
+  /** alias → its first `provider/model` (what resolveModel takes; a list alias's later targets are in `routing`). */
   aliases: Record<string, string>;
+  /** alias → its target or targets as written (aliases whose first target names a provider). */
+  aliasTargets: Record<string, string | string[]>;
+  /** `routing.fallbacks` as written: model name → targets tried after it. */
+  fallbacks: Record<string, string[]>;
+  /** The `routing` section parsed (with the aliases' lists as routes), and its problems. */
+  routing: ParsedRouting;
   bodyLimitBytes: number;
   upstreamTimeoutSeconds: number;
   lastChatModel?: string;
@@ -44,6 +65,8 @@ export function configPath(dir: string): string {
   return join(dir, FILES.config);
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 function isPositiveNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0;
 }
@@ -55,11 +78,25 @@ export function readConfig(dir: string): GatewayConfig {
   const configured = configuredProviders(obj.providers);
   const names = [...BUILTIN_PROVIDERS.flatMap((p) => [p.id, ...p.aliases]), ...Object.keys(configured.stored)];
   const aliases: Record<string, string> = {};
-  if (obj.aliases && typeof obj.aliases === 'object' && !Array.isArray(obj.aliases)) {
-    for (const [k, v] of Object.entries(obj.aliases)) if (typeof v === 'string' && validAliasTarget(v, names)) aliases[k] = v;
+  const aliasTargets: Record<string, string | string[]> = {};
+  if (isObject(obj.aliases)) {
+    for (const [k, v] of Object.entries(obj.aliases)) {
+      const first: unknown = Array.isArray(v) ? v[0] : v;
+      if (typeof first !== 'string' || !validAliasTarget(first, names)) continue;
+      aliases[k] = first;
+      aliasTargets[k] = Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : first;
+    }
+  }
+  const routing = isObject(obj.routing) ? obj.routing : {};
+  const fallbacks: Record<string, string[]> = {};
+  if (isObject(routing.fallbacks)) {
+    for (const [k, v] of Object.entries(routing.fallbacks)) if (Array.isArray(v)) fallbacks[k] = v.filter((t): t is string => typeof t === 'string');
   }
   return {
     aliases,
+    aliasTargets,
+    fallbacks,
+    routing: parseRouting(obj, names),
     providers: configured.stored,
     providerDescriptors: configured.providers,
     problems: configured.problems,
@@ -76,14 +113,22 @@ export function validateAliasName(name: string): string {
   return name;
 }
 
-export function validateAliasTarget(target: string): string {
-  if (!validAliasTarget(target)) {
-    throw new Error(`alias target "${target}" must be <provider>/<model> with provider ${providerNames().join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
+/** Throws unless `target` is `<provider>/<model>` with a provider the registry knows; `what` names it in the message. */
+export function validateAliasTarget(target: string, what = 'alias target'): string {
+  if (validAliasTarget(target)) return target;
+  const names = providerNames();
+  const slash = target.indexOf('/');
+  if (slash > 0 && /^\S+$/.test(target.slice(slash + 1)) && !names.includes(target.slice(0, slash).toLowerCase())) {
+    throw new Error(`${what} "${target}" names an unknown provider "${target.slice(0, slash)}" (known: ${names.join(', ')})`);
   }
-  return target;
+  throw new Error(`${what} "${target}" must be <provider>/<model> with provider ${names.join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
 }
 
-type StoredConfig = Partial<Pick<GatewayConfig, 'aliases' | 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'providers'>>;
+type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'providers'>> & {
+  aliases?: Record<string, string | string[]>;
+  /** Checked by parseRouting, not by the schema: a hand-edited mistake there must not block every other write. */
+  routing?: Record<string, unknown>;
+};
 
 async function openConfStore(dir: string) {
   ensureStateDir(dir);
@@ -96,7 +141,16 @@ async function openConfStore(dir: string) {
       accessPropertiesByDotNotation: false,
       clearInvalidConfig: false,
       schema: {
-        aliases: { type: 'object', additionalProperties: { type: 'string', pattern: ALIAS_TARGET_SHAPE } },
+        aliases: {
+          type: 'object',
+          additionalProperties: {
+            anyOf: [
+              { type: 'string', pattern: ALIAS_TARGET_SHAPE },
+              { type: 'array', minItems: 1, items: { type: 'string', pattern: ALIAS_TARGET_SHAPE } },
+            ],
+          },
+        },
+        routing: { type: 'object' },
         providers: { type: 'object', additionalProperties: { type: 'object' } },
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         upstreamTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
@@ -110,11 +164,55 @@ async function openConfStore(dir: string) {
   }
 }
 
-export async function setAlias(dir: string, name: string, target: string): Promise<void> {
+type ConfStore = Awaited<ReturnType<typeof openConfStore>>;
+
+/**
+ * Throws, naming each, the routing problems `next` (the aliases and routing section about to be
+ * written) has that the file does not have already: an edit is refused for what it would break,
+ * not for a hand-made mistake elsewhere that the daemon is already warning about.
+ */
+function refuseNewRoutingProblems(store: ConfStore, next: Pick<StoredConfig, 'aliases' | 'routing'>): void {
+  const current = { aliases: store.get('aliases'), routing: store.get('routing') };
+  const before = new Set(parseRouting(current).problems);
+  const added = parseRouting({ ...current, ...next }).problems.filter((p) => !before.has(p));
+  if (added.length > 0) throw new Error(added.join('; '));
+}
+
+/** One target is stored as a string (as before routes existed), several as the list tried in order. */
+export async function setAlias(dir: string, name: string, targets: string | readonly string[]): Promise<void> {
   validateAliasName(name);
-  validateAliasTarget(target);
+  const list = typeof targets === 'string' ? [targets] : [...targets];
+  if (list.length === 0) throw new Error(`alias "${name}" needs at least one target`);
+  for (const t of list) validateAliasTarget(t);
   const store = await openConfStore(dir);
-  store.set('aliases', { ...(store.get('aliases') ?? {}), [name]: target });
+  const aliases = { ...(store.get('aliases') ?? {}), [name]: list.length === 1 ? list[0]! : list };
+  refuseNewRoutingProblems(store, { aliases });
+  store.set('aliases', aliases);
+}
+
+/** Sets the targets tried after `model` (any name a client sends: bare, provider/model, an alias). */
+export async function setFallbacks(dir: string, model: string, targets: readonly string[]): Promise<void> {
+  if (!/^\S{1,200}$/.test(model)) throw new Error(`model "${model}" must be a name a client sends, without spaces`);
+  if (targets.length === 0) throw new Error(`give ${model} at least one fallback target (provider/model)`);
+  for (const t of targets) validateAliasTarget(t, 'fallback target');
+  const store = await openConfStore(dir);
+  const routing = { ...(store.get('routing') ?? {}) };
+  routing.fallbacks = { ...(isObject(routing.fallbacks) ? routing.fallbacks : {}), [model]: [...targets] };
+  refuseNewRoutingProblems(store, { routing });
+  store.set('routing', routing);
+}
+
+/** Removes the fallbacks of `model`; true when it had some. */
+export async function removeFallbacks(dir: string, model: string): Promise<boolean> {
+  const store = await openConfStore(dir);
+  const routing = { ...(store.get('routing') ?? {}) };
+  const fallbacks = isObject(routing.fallbacks) ? { ...routing.fallbacks } : {};
+  if (!Object.hasOwn(fallbacks, model)) return false;
+  delete fallbacks[model];
+  if (Object.keys(fallbacks).length > 0) routing.fallbacks = fallbacks;
+  else delete routing.fallbacks;
+  store.set('routing', routing);
+  return true;
 }
 
 /** True when the alias existed. */
