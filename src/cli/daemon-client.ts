@@ -2,7 +2,7 @@
 // dir, a liveness check of the pid, then `/admin/*` with the admin token over loopback.
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import type { KeyOrigin } from '../daemon/access/provider-keys.js';
+import type { KeyOrigin, PoolKeyReport } from '../daemon/access/provider-keys.js';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
 import { gatewayCmd } from './invocation.js';
@@ -25,6 +25,8 @@ export interface DaemonStatus {
   version: string;
   /** Where the daemon's key for each provider that takes one comes from (absent from daemons before it was added). */
   providerKeys?: Record<string, KeyOrigin>;
+  /** Every key the daemon holds, by provider: label, masked form, state (absent from daemons before pools). */
+  keyPools?: Record<string, PoolKeyReport[]>;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';

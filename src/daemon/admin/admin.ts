@@ -51,6 +51,8 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
         startedAt: new Date(ctx.stats.startedAt).toISOString(), uptimeMs: Date.now() - ctx.stats.startedAt,
         requestsServed: ctx.stats.requestsServed, inFlight: ctx.stats.inFlight,
         providerKeys: ctx.providerKeys.origins(),
+        // Each held key's label, masked form and state (ok, resting until, refused): never a key.
+        keyPools: ctx.providerKeys.allStates(),
       });
       return true;
     case '/admin/reload':
