@@ -2,7 +2,7 @@
 // dir, a liveness check of the pid, then `/admin/*` with the admin token over loopback.
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import type { KeyOrigin } from '../daemon/access/provider-keys.js';
+import type { KeyOrigin, PoolKeyReport } from '../daemon/access/provider-keys.js';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
 import { gatewayCmd } from './invocation.js';
@@ -27,6 +27,8 @@ export interface DaemonStatus {
   providerKeys?: Record<string, KeyOrigin>;
   /** The retries and routes the daemon routes by (absent from daemons before routing). */
   routing?: { retries: number; routes: Record<string, string[]> };
+  /** Every key the daemon holds, by provider: label, masked form, state (absent from daemons before pools). */
+  keyPools?: Record<string, PoolKeyReport[]>;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';

@@ -5,7 +5,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILES } from '../daemon/store/paths.js';
 import { allProviders, provider as descriptor } from '../providers/registry.js';
-import type { KeyOrigin } from '../daemon/access/provider-keys.js';
+import type { PoolKeyReport } from '../daemon/access/provider-keys.js';
+import { DEFAULT_LABEL } from '../daemon/store/key-pools.js';
 import type { SecretOrigin } from '../daemon/store/secrets.js';
 import { adminRequest, configuredPort, DEFAULT_HOST, findDaemon, healthy, readDaemonRecord, type DaemonStatus } from './daemon-client.js';
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
@@ -50,14 +51,34 @@ function checkStateDir(dir: string): Check[] {
   return checks;
 }
 
-/** Where the running daemon's provider keys come from; undefined when none runs, or it does not say. */
-async function daemonKeyOrigins(dir: string): Promise<Record<string, KeyOrigin> | undefined> {
+/** The running daemon's status (its keys' origins and pool states); undefined when none runs, or it does not answer. */
+async function daemonStatus(dir: string): Promise<DaemonStatus | undefined> {
   if (!findDaemon(dir)) return undefined;
   try {
-    return (await adminRequest<DaemonStatus>(dir, 'GET', 'status')).providerKeys;
+    return await adminRequest<DaemonStatus>(dir, 'GET', 'status');
   } catch {
     return undefined; // the daemon check says what is wrong with it
   }
+}
+
+/** A warning per provider whose keys in the running gateway rest after a 429 or were refused (401/403). */
+export function keyPoolChecks(pools: Record<string, PoolKeyReport[]> | undefined): Check[] {
+  const checks: Check[] = [];
+  for (const [p, keys] of Object.entries(pools ?? {})) {
+    const refused = keys.filter((k) => k.state === 'refused');
+    const resting = keys.filter((k) => k.state === 'resting');
+    if (refused.length + resting.length === 0) continue;
+    const healthy = keys.length - refused.length - resting.length;
+    const detail = [
+      ...refused.map((k) => `key ${k.label} (${k.masked}) was refused by ${p} (${k.status}) and is out of use`),
+      ...resting.map((k) => `key ${k.label} (${k.masked}) rests after a 429 until ${new Date(k.until!).toISOString()}`),
+    ].join('; ') + `; ${healthy} of ${keys.length} serve${healthy === 1 ? 's' : ''} requests`;
+    const fixes = refused.map((k) => k.origin === 'environment'
+      ? `replace it in ${descriptor(p).keyEnv} and restart the gateway`
+      : gatewayCmd(k.label === DEFAULT_LABEL ? `providers set ${p}` : `providers set ${p} --label ${k.label}`));
+    checks.push({ id: `keys-${p}`, ok: true, warning: true, title: `${p} key pool`, detail, ...(fixes.length ? { fix: [...new Set(fixes)].join('; ') } : {}) });
+  }
+  return checks;
 }
 
 async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
@@ -65,7 +86,8 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
   const source = createSecretSource({ dir, env });
   const checks: Check[] = [];
   // Providers that take no key (local servers) have nothing to look up.
-  const [lookups, daemonKeys] = await Promise.all([Promise.all(allProviders().filter((p) => p.auth).map((p) => source.inspect(p.id))), daemonKeyOrigins(dir)]);
+  const [lookups, status] = await Promise.all([Promise.all(allProviders().filter((p) => p.auth).map((p) => source.inspect(p.id))), daemonStatus(dir)]);
+  const daemonKeys = status?.providerKeys;
   // A running daemon's keys are what requests get, and its environment need not be this shell's:
   // its answer wins; this shell's lookup stands for a daemon that is not running.
   const origin = (p: string): SecretOrigin | undefined => {
@@ -101,6 +123,7 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
       ? { id: `provider-${p}`, ok: true, title: `${p} key`, detail: set }
       : { id: `provider-${p}`, ok: anySet, title: `${p} key`, detail: anySet ? `${unset} (requests to this provider get 503)` : `${unset}; no provider has a key`, fix: gatewayCmd(`providers set ${p}`) });
   }
+  checks.push(...keyPoolChecks(status?.keyPools));
   return checks;
 }
 

@@ -18,7 +18,7 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string>> } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string | readonly string[]>> } = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
   const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai'), startMockProvider('gemini')]);
   const keys = new KeyStore(dir);

@@ -1,6 +1,7 @@
-// `gateway providers set|list|remove|add|test|presets`: the providers the gateway reaches and their
-// real keys, kept in the OS keychain (or, only when asked, in a 0600 file). A key is never printed:
-// at most its last four characters. `add` and `test` live in providers-add.ts and providers-test.ts.
+// `gateway providers set|list|remove|add|keys|test|presets`: the providers the gateway reaches and
+// their real keys, kept in the OS keychain (or, only when asked, in a 0600 file). A key is never
+// printed: at most its last four characters. `add`, `keys` and `test` live in providers-add.ts,
+// providers-keys.ts and providers-test.ts.
 import { Argument, Option, type Command } from 'commander';
 import type { ProviderId } from '../../providers/types.js';
 import { allProviders, BUILTIN_PROVIDERS, provider as descriptor } from '../../providers/registry.js';
@@ -10,6 +11,7 @@ import { CliError, cliStateDir, note, out, printJson, table, providerChoices } f
 import { cleanSecretInput, lastFour, promptHidden, readStdin } from '../prompt.js';
 import { reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
+import { addPoolLabel, DEFAULT_LABEL, keyAccount, nextPoolLabel, removePoolLabel, storedLabels, validatePoolLabel } from '../../daemon/store/key-pools.js';
 
 const ORIGIN_LABEL = { environment: 'environment', keychain: 'keychain', 'insecure-file': 'insecure file' } as const;
 
@@ -27,8 +29,17 @@ export function registerProviders(program: Command): void {
     .addArgument(providerArg())
     .option('--stdin', `read the key from stdin instead of prompting (e.g. printenv KEY | ${gatewayCmd('providers set openai --stdin')})`)
     .option('--insecure-storage', `store the key in a plain 0600 file (insecure-secrets.json in the state directory) instead of the keychain; for machines without a usable keychain`)
-    .addHelpText('after', `\nThe environment variables ${BUILTIN_PROVIDERS.map((p) => p.keyEnv).join(', ')} (GATEWAY_<NAME>_API_KEY for an added provider) override stored keys.\nA running gateway reloads its keys at once.`)
-    .action((provider: ProviderId, opts: KeyInputOptions) => setProvider(provider, opts));
+    .option('--add', 'add the key to the provider\'s key pool beside the keys it has (requests are spread across them), instead of replacing its default key')
+    .option('--label <label>', 'the pool key\'s label: with --add, the new key\'s (default key2, key3, …); without, the existing key to replace')
+    .addHelpText('after', `\nThe environment variables ${BUILTIN_PROVIDERS.map((p) => p.keyEnv).join(', ')} (GATEWAY_<NAME>_API_KEY for an added provider) override stored keys; several keys separated by commas make a pool (labels env1, env2, …).\nA running gateway reloads its keys at once. See a pool: ${gatewayCmd('providers keys <provider>')}`)
+    .action((provider: ProviderId, opts: SetOptions) => setProvider(provider, opts));
+
+  cmd.command('keys')
+    .description('the provider\'s keys (its pool): label, last 4 characters, where each comes from and, while the gateway runs, its state (ok, resting after a 429, refused)')
+    .addArgument(providerArg())
+    .option('--json', 'machine-readable output')
+    .option('--remove <label>', 'delete the stored key with this label from the pool')
+    .action(async (provider: ProviderId, opts: { json?: boolean; remove?: string }) => (await import('./providers-keys.js')).providerKeys(provider, opts));
 
   cmd.command('list')
     .description('every provider with its protocol, base URL, quirk profile and where its key comes from (environment, keychain or insecure file); never the key')
@@ -77,6 +88,8 @@ A running gateway picks the provider up at once. Examples:
 
 export interface KeyInputOptions { stdin?: boolean; insecureStorage?: boolean }
 
+interface SetOptions extends KeyInputOptions { add?: boolean; label?: string }
+
 export interface AddOptions extends KeyInputOptions {
   preset?: string;
   protocol?: string;
@@ -102,25 +115,32 @@ export async function readProviderKey(provider: string, opts: KeyInputOptions): 
   return key;
 }
 
-/** Stores a provider key in the keychain (or the insecure file when asked); returns where, for the message. */
-export async function storeProviderKey(provider: string, key: string, opts: KeyInputOptions): Promise<string> {
+/**
+ * Stores a provider key in the keychain (or the insecure file when asked) under its pool label
+ * (`default`: the provider's one key, as always); lists a new label in the pool index. Returns
+ * where, for the message.
+ */
+export async function storeProviderKey(provider: string, key: string, opts: KeyInputOptions, label = DEFAULT_LABEL): Promise<string> {
   const dir = cliStateDir();
   const { ensureStateDir } = await import('../../daemon/store/paths.js');
   ensureStateDir(dir);
   const store = await import('../../daemon/store/secret-source.js');
   const source = await openSource();
   const kc = source.keychain;
+  const account = keyAccount(provider, label);
+  const what = label === DEFAULT_LABEL ? `the ${provider} key` : `the ${provider} key "${label}"`;
   if (opts.insecureStorage) {
-    const path = store.writeInsecureSecret(dir, provider, key);
-    note(`WARNING: the ${provider} key is stored UNENCRYPTED in ${path} (mode 0600).`);
+    const path = store.writeInsecureSecret(dir, account, key);
+    addPoolLabel(dir, provider, label);
+    note(`WARNING: ${what} is stored UNENCRYPTED in ${path} (mode 0600).`);
     note('WARNING: any program running as your user can read it. Prefer a keychain where one is available.');
     // A keychain entry would win over the file; drop it so the key just given is the one used.
-    await kc.delete(provider).catch(() => false);
+    await kc.delete(account).catch(() => false);
     return 'the insecure file';
   }
   let backendName: string;
   try {
-    await kc.set(provider, key);
+    await kc.set(account, key);
     const backend = await kc.backend(); // known from the call above
     backendName = backend.name;
     if (!backend.survivesReboot) note(`warning: the ${backend.name} does not survive a reboot; you will have to set the key again after one`);
@@ -129,18 +149,40 @@ export async function storeProviderKey(provider: string, key: string, opts: KeyI
     if (!(e instanceof KeychainError)) throw e;
     throw new CliError(`cannot store the key in a keychain: ${e.message}. To keep it in a plain 0600 file instead, re-run with --insecure-storage`);
   }
-  if (store.deleteInsecureSecret(dir, provider)) note(`removed the old ${provider} key from the insecure file`);
+  addPoolLabel(dir, provider, label);
+  if (store.deleteInsecureSecret(dir, account)) note(`removed the old ${what.replace(/^the /, '')} from the insecure file`);
   return backendName;
 }
 
-async function setProvider(provider: ProviderId, opts: KeyInputOptions): Promise<void> {
+/** The label `providers set` stores under: checked before the key is asked for. */
+function labelToSet(provider: string, opts: SetOptions): string {
+  const extras = storedLabels(cliStateDir(), provider).filter((l) => l !== DEFAULT_LABEL);
+  const label = opts.label === undefined ? undefined : checkLabel(opts.label);
+  if (opts.add) {
+    if (label === DEFAULT_LABEL) throw new CliError(`the default key is set without --add: ${gatewayCmd(`providers set ${provider}`)}`);
+    if (label === undefined) return nextPoolLabel(extras);
+    if (extras.includes(label)) throw new CliError(`the ${provider} pool already has a key labelled "${label}"; replace it: ${gatewayCmd(`providers set ${provider} --label ${label}`)}, or remove it: ${gatewayCmd(`providers keys ${provider} --remove ${label}`)}`);
+    return label;
+  }
+  if (label === undefined || label === DEFAULT_LABEL) return DEFAULT_LABEL;
+  if (!extras.includes(label)) throw new CliError(`the ${provider} pool has no key labelled "${label}" (see: ${gatewayCmd(`providers keys ${provider}`)}); add one: ${gatewayCmd(`providers set ${provider} --add --label ${label}`)}`);
+  return label;
+}
+
+function checkLabel(label: string): string {
+  try { return validatePoolLabel(label); } catch (e) { throw new CliError((e as Error).message); }
+}
+
+async function setProvider(provider: ProviderId, opts: SetOptions): Promise<void> {
   const d = descriptor(provider);
   if (!d.auth) throw new CliError(`${provider} was added with --no-key: it takes no key (re-add it without --no-key to give it one: ${gatewayCmd(`providers add ${provider} …`)})`);
+  const label = labelToSet(provider, opts);
   const key = await readProviderKey(provider, opts);
   if (d.keyPrefix && !key.startsWith(d.keyPrefix)) note(`note: ${d.displayName} keys usually start with "${d.keyPrefix}"; storing it anyway`);
-  const where = await storeProviderKey(provider, key, opts);
-  out(`Stored the ${provider} key (${lastFour(key)}) in ${where}.`);
-  if (process.env[d.keyEnv]) note(`note: ${d.keyEnv} is set in this environment and overrides the stored key`);
+  const where = await storeProviderKey(provider, key, opts, label);
+  if (label === DEFAULT_LABEL) out(`Stored the ${provider} key (${lastFour(key)}) in ${where}.`);
+  else out(`Stored the ${provider} key "${label}" (${lastFour(key)}) in ${where}; its pool: ${storedLabels(cliStateDir(), provider).join(', ')}.`);
+  if (process.env[d.keyEnv]) note(`note: ${d.keyEnv} is set in this environment and overrides the stored key${label === DEFAULT_LABEL ? '' : 's'}`);
   await reloadAndReport(cliStateDir());
 }
 
@@ -181,6 +223,8 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
       last4: l?.secret ? lastFour(l.secret.key).slice(1) || null : null,
       envVar: p.auth ? p.keyEnv : null,
       shadowed: l?.shadowed ?? [],
+      /** How many keys its pool holds (1: a single key, as usual). */
+      keys: l?.poolSize ?? 0,
       headers: Object.keys(p.headers),
       models: p.models ?? null,
     };
@@ -194,6 +238,7 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
     const noteText = [
       r.source === 'configured' ? `added${r.preset ? ` from preset ${r.preset}` : ''}` : '',
       r.origin === 'environment' ? `from ${r.envVar}` : '',
+      r.keys > 1 ? `a pool of ${r.keys} keys (${gatewayCmd(`providers keys ${r.provider}`)})` : '',
       r.shadowed.length ? `overrides ${r.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}` : '',
       r.headers.length ? `headers: ${r.headers.join(', ')}` : '',
       r.configured ? '' : `set it: ${gatewayCmd(`providers set ${r.provider}`)}`,
@@ -213,19 +258,28 @@ async function listProviders(opts: { json?: boolean }): Promise<void> {
   }
 }
 
-/** Deletes a provider's stored key from the keychain and the insecure file; says where it was. */
-async function deleteStoredKey(provider: string): Promise<{ fromKeychain: boolean; fromFile: boolean; keychainError?: string }> {
+/**
+ * Deletes stored keys of a provider from the keychain and the insecure file: one label, or the
+ * whole pool (and its index entry) when `label` is undefined; says where they were.
+ */
+export async function deleteStoredKey(provider: string, label?: string): Promise<{ fromKeychain: boolean; fromFile: boolean; labels: string[]; keychainError?: string }> {
   const store = await import('../../daemon/store/secret-source.js');
   const source = await openSource();
+  const dir = cliStateDir();
+  const labels = label === undefined ? storedLabels(dir, provider) : [label];
   let fromKeychain = false;
+  let fromFile = false;
   let keychainError: string | undefined;
-  try {
-    fromKeychain = await source.keychain.delete(provider);
-  } catch (e) {
-    keychainError = (e as Error).message;
-  }
-  const fromFile = store.deleteInsecureSecret(cliStateDir(), provider);
-  return { fromKeychain, fromFile, ...(keychainError ? { keychainError } : {}) };
+  const deleted: string[] = [];
+  const kc = await Promise.all(labels.map((l) => source.keychain.delete(keyAccount(provider, l)).catch((e: unknown) => { keychainError = (e as Error).message; return false; })));
+  labels.forEach((l, i) => {
+    const file = store.deleteInsecureSecret(dir, keyAccount(provider, l));
+    if (kc[i]) fromKeychain = true;
+    if (file) fromFile = true;
+    if (kc[i] || file) deleted.push(l);
+  });
+  removePoolLabel(dir, provider, label);
+  return { fromKeychain, fromFile, labels: deleted, ...(keychainError ? { keychainError } : {}) };
 }
 
 async function removeProvider(provider: ProviderId): Promise<void> {
@@ -242,14 +296,15 @@ async function removeProvider(provider: ProviderId): Promise<void> {
     await reloadAndReport(dir);
     return;
   }
-  const { fromKeychain, fromFile, keychainError } = await deleteStoredKey(provider);
+  const { fromKeychain, fromFile, keychainError, labels } = await deleteStoredKey(provider);
   const envName = d.keyEnv;
   if (!fromKeychain && !fromFile) {
     if (keychainError) throw new CliError(`could not remove the ${provider} key: ${keychainError}`);
     if (process.env[envName]) throw new CliError(`the ${provider} key comes from ${envName} in the environment; nothing is stored to remove (unset ${envName})`);
     throw new CliError(`no ${provider} key is stored (see: ${gatewayCmd('providers list')})`);
   }
-  out(`Removed the ${provider} key from ${[fromKeychain && 'the keychain', fromFile && 'the insecure file'].filter(Boolean).join(' and ')}.`);
+  const what = labels.length === 1 && labels[0] === DEFAULT_LABEL ? 'key' : `keys (${labels.join(', ')})`;
+  out(`Removed the ${provider} ${what} from ${[fromKeychain && 'the keychain', fromFile && 'the insecure file'].filter(Boolean).join(' and ')}.`);
   if (keychainError) note(`warning: the keychain could not be checked (${keychainError})`);
   if (process.env[envName]) note(`note: ${envName} is still set in this environment and provides a ${provider} key`);
   await reloadAndReport(dir);

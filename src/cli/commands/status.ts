@@ -1,4 +1,4 @@
-// `gateway status`: running or not, URL, pid, uptime and requests served (GET /admin/status).
+// `gateway status`: running or not, URL, pid, uptime, requests served and key pools (GET /admin/status).
 // Exit codes follow `systemctl status`, so scripts can test it: 0 running, 3 not running (with
 // --json too, which still prints {running:false}), 1 recorded as running but not answering.
 import type { Command } from 'commander';
@@ -42,4 +42,9 @@ async function status(opts: { json?: boolean }): Promise<void> {
   out(`  uptime    ${formatDuration(s.uptimeMs)} (since ${s.startedAt})`);
   out(`  requests  ${s.requestsServed} served, ${s.inFlight} in flight`);
   if (s.version) out(`  version   ${s.version}`);
+  // Key pools, and any single key that rests or was refused: what requests can use now.
+  for (const [provider, keys] of Object.entries(s.keyPools ?? {})) {
+    if (keys.length < 2 && keys.every((k) => k.state === 'ok')) continue;
+    out(`  keys      ${provider}: ${keys.map((k) => `${k.label} ${k.masked} ${k.state === 'resting' ? `resting until ${new Date(k.until!).toISOString()}` : k.state === 'refused' ? `refused (${k.status})` : 'ok'}`).join(', ')}`);
+  }
 }

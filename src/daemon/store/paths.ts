@@ -9,6 +9,7 @@ export const FILES = {
   keys: 'keys.json',
   keyUsage: 'key-usage.json',
   insecureSecrets: 'insecure-secrets.json',
+  keyPools: 'key-pools.json',
   daemon: 'daemon.json',
   adminToken: 'admin-token',
   log: 'daemon.log',

@@ -1,12 +1,15 @@
 // The daemon's and the CLI's SecretSource: GATEWAY_<P>_API_KEY > OS keychain > the 0600
 // `insecure-secrets.json` (which exists only when the user chose --insecure-storage). Nothing is
 // cached between calls, so `POST /admin/reload` sees a key set, changed or removed a moment ago.
+// A pool (key-pools.ts) from the environment replaces the stored one whole; a stored pool's keys
+// are each looked up as the single key always was (keychain, else the file).
 import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import type { ProviderId } from '../../providers/types.js';
 import { FILES } from './paths.js';
 import { readJsonSync, writePrivateFileSync } from './atomic.js';
-import { envSecret, type ProviderSecret, type SecretOrigin, type SecretSource } from './secrets.js';
+import { envSecrets, type PoolSecret, type ProviderSecret, type SecretOrigin, type SecretSource } from './secrets.js';
+import { keyAccount, storedLabels } from './key-pools.js';
 import { openKeychain, type Keychain } from './keychain.js';
 
 /** What `providers list` and `doctor` need: the winning secret, what it shadows, keychain trouble. */
@@ -17,10 +20,13 @@ export interface SecretLookup {
   shadowed: SecretOrigin[];
   /** Set when the keychain could not be asked (names the backend and the problem). */
   keychainError?: string;
+  /** How many keys the provider's pool holds (the winning origin's): 1 for a single key, 0 for none. */
+  poolSize: number;
 }
 
 export interface GatewaySecretSource extends SecretSource {
   readonly keychain: Keychain;
+  pool(provider: ProviderId): Promise<PoolSecret[]>;
   inspect(provider: ProviderId): Promise<SecretLookup>;
 }
 
@@ -79,45 +85,72 @@ export function createSecretSource(opts: SecretSourceOptions): GatewaySecretSour
   const keychain = opts.keychain ?? openKeychain({ env });
   const log = opts.log ?? (() => {});
 
-  async function fromKeychain(provider: ProviderId): Promise<{ secret?: ProviderSecret; error?: string }> {
+  async function fromKeychain(account: string): Promise<{ secret?: ProviderSecret; error?: string }> {
     try {
-      const key = await keychain.get(provider);
+      const key = await keychain.get(account);
       return key ? { secret: { key, origin: 'keychain' } } : {};
     } catch (e) {
       return { error: e instanceof Error ? e.message : String(e) };
     }
   }
 
-  function fromInsecureFile(provider: ProviderId): ProviderSecret | undefined {
-    const key = readInsecureSecrets(opts.dir)[provider];
+  function fromInsecureFile(account: string): ProviderSecret | undefined {
+    const key = readInsecureSecrets(opts.dir)[account];
     if (!key) return undefined;
     if (!insecureFileIsPrivate(opts.dir)) log(`warning: ${insecureSecretsPath(opts.dir)} is readable by other users; run: chmod 600 ${insecureSecretsPath(opts.dir)}`);
     return { key, origin: 'insecure-file' };
   }
 
+  /**
+   * The stored pool: each label's key from the keychain, else the file (one keychain call for all:
+   * same tick). `fileShadowed`: a label the keychain holds has a losing entry in the file too.
+   */
+  async function stored(provider: ProviderId): Promise<{ pool: PoolSecret[]; fileShadowed: boolean; keychainError?: string }> {
+    const labels = storedLabels(opts.dir, provider);
+    const kc = await Promise.all(labels.map((l) => fromKeychain(keyAccount(provider, l))));
+    const pool: PoolSecret[] = [];
+    let fileShadowed = false;
+    labels.forEach((label, i) => {
+      const file = fromInsecureFile(keyAccount(provider, label));
+      const kept = kc[i]!.secret;
+      if (kept && file) fileShadowed = true;
+      const s = kept ?? file;
+      if (s) pool.push({ ...s, label });
+    });
+    const keychainError = kc.find((r) => r.error)?.error;
+    return { pool, fileShadowed, ...(keychainError ? { keychainError } : {}) };
+  }
+
+  async function pool(provider: ProviderId): Promise<PoolSecret[]> {
+    const fromEnv = envSecrets(provider, env);
+    if (fromEnv.length) return fromEnv;
+    const s = await stored(provider);
+    if (s.keychainError) log(`${provider}: keychain lookup failed: ${s.keychainError}`);
+    return s.pool;
+  }
+
   return {
     keychain,
+    pool,
     async get(provider) {
-      const fromEnv = envSecret(provider, env);
-      if (fromEnv) return fromEnv;
-      const kc = await fromKeychain(provider);
-      if (kc.secret) return kc.secret;
-      if (kc.error) log(`${provider}: keychain lookup failed: ${kc.error}`);
-      return fromInsecureFile(provider);
+      const first = (await pool(provider))[0];
+      return first ? { key: first.key, origin: first.origin } : undefined;
     },
     async inspect(provider) {
-      const found: ProviderSecret[] = [];
-      const fromEnv = envSecret(provider, env);
-      if (fromEnv) found.push(fromEnv);
-      const kc = await fromKeychain(provider);
-      if (kc.secret) found.push(kc.secret);
-      const file = fromInsecureFile(provider);
-      if (file) found.push(file);
+      // The environment's pool replaces the stored one whole; in the stored pool the keychain wins
+      // over the file label by label. What loses is reported as shadowed.
+      const fromEnv = envSecrets(provider, env);
+      const s = await stored(provider);
+      const storedOrigins = (['keychain', 'insecure-file'] as const).filter((o) => s.pool.some((k) => k.origin === o) || (o === 'insecure-file' && s.fileShadowed));
+      const winner = fromEnv.length ? fromEnv : s.pool;
+      const shadowed: SecretOrigin[] = fromEnv.length ? storedOrigins : s.fileShadowed ? ['insecure-file'] : [];
+      const first = winner[0];
       return {
         provider,
-        secret: found[0],
-        shadowed: found.slice(1).map((s) => s.origin),
-        ...(kc.error ? { keychainError: kc.error } : {}),
+        ...(first ? { secret: { key: first.key, origin: first.origin } } : {}),
+        shadowed,
+        poolSize: winner.length,
+        ...(s.keychainError ? { keychainError: s.keychainError } : {}),
       };
     },
   };
