@@ -27,6 +27,8 @@ export interface DaemonStatus {
   providerKeys?: Record<string, KeyOrigin>;
   /** The retries and routes the daemon routes by (absent from daemons before routing). */
   routing?: { retries: number; routes: Record<string, string[]> };
+  /** Targets the circuit breaker rests now, and until when (ISO time). */
+  breakers?: Array<{ target: string; until: string }>;
   /** Every key the daemon holds, by provider: label, masked form, state (absent from daemons before pools). */
   keyPools?: Record<string, PoolKeyReport[]>;
 }

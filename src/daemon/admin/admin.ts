@@ -55,6 +55,8 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
         providerKeys: ctx.providerKeys.origins(),
         // What the daemon routes by now: after a bad hand edit, still the last good routing.
         routing: { retries: routing.retries, routes: routing.routes },
+        // Targets the circuit breaker rests now (`provider/model`, or a provider it cannot reach), and until when.
+        breakers: ctx.breaker.open().map((b) => ({ target: b.key, until: new Date(b.until).toISOString() })),
         // Each held key's label, masked form and state (ok, resting until, refused): never a key.
         keyPools: ctx.providerKeys.allStates(),
       });

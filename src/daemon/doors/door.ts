@@ -27,6 +27,8 @@ export interface Route {
   readonly protocol: ProtocolId;
   readonly target: Target;
   readonly providerKey: string;
+  /** The key's label in its provider's pool ('' for a provider with one key). */
+  readonly keyLabel: string;
 }
 
 /** One request through a door, as the runner and the hooks see it. */
@@ -48,6 +50,8 @@ export interface DoorRun {
   route: Route;
   /** The attempts so far, as `x-gateway-route` lists them (`provider/model=status`). */
   readonly attempts: string[];
+  /** Time spent waiting between attempts (retry-after, backoff). */
+  waitedMs: number;
   /** The client asked for a stream (the body's `stream`, or the URL's method). */
   readonly stream: boolean;
   readonly tracker: RequestTracker;

@@ -23,14 +23,14 @@ import { readBody } from '../http/http-util.js';
 import { jsonObject } from '../http/json-body.js';
 import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
 import { backoffMs, isRetryable, retryAfterMs } from '../routing/retry.js';
-import { DEFAULT_ROUTING } from '../routing/settings.js';
+import { DEFAULT_ROUTING, type KeyOrder, type RoutingSettings } from '../routing/settings.js';
 import { sessionOf } from '../routing/sessions.js';
 import { routeTargets } from '../routing/targets.js';
 import { wholeAnswerFor } from './answer-stream.js';
 import { countThrough } from './count.js';
 import type { Attempt, Door, DoorCall, DoorRun, Obj, Route } from './door.js';
 import { fastPath } from './fast-path.js';
-import { setRouteHeader, targetName } from './route-header.js';
+import { attemptName, setRouteHeader, targetName } from './route-header.js';
 import { translateThrough } from './translate.js';
 
 /** A door's request error as the client sees it: a translator's refusal is a 400 naming the field. */
@@ -59,7 +59,11 @@ export async function runDoor(
   }
 }
 
-/** The targets in order, each with its retries; the last failure goes to the client when none answers. */
+/**
+ * The targets in order; on each, its keys (a pool's next healthy key takes over at once from one
+ * refused or rate-limited, without using up the request's retries, which count per key), and on
+ * each key its retries. The last failure goes to the client when none answers.
+ */
 async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session: Session | undefined): Promise<void> {
   const { ctx } = run;
   const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
@@ -75,40 +79,75 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
       if (open()) { run.attempts.push(`${name}=skipped`); continue; }
       // A key limited to some models falls back only to models it may use.
       try { checkModelAllowed(run.key, name); } catch { run.attempts.push(`${name}=not-allowed`); continue; }
-      try { run.route = await routeOf(ctx, run.door, resolved); } catch (e) {
+      let route;
+      try { route = await routeOf(ctx, run.door, resolved, session?.id); } catch (e) {
         // A fallback whose provider has no key is passed over, as the breaker passes one over.
         if (e instanceof GatewayError && e.code === 'provider_not_configured') { run.attempts.push(`${name}=no-key`); continue; }
         throw e;
       }
+      if (!route) { run.attempts.push(`${name}=keys-resting`); continue; }
+      run.route = route;
     } else if (targets.length > 1 && open()) { run.attempts.push(`${name}=skipped`); continue; }
-    const retries = routing.providers[run.route.p.id]?.retries ?? routing.retries;
-    for (let retry = 0; ; retry++) {
-      const a = await attempt(run);
-      if (a.kind === 'done') {
-        if (run.res.statusCode < 400) {
-          ctx.breaker.succeeded(name);
-          ctx.breaker.succeeded(resolved.provider);
-          if (session) ctx.sessions.served(session.id, name, session.first, routing.breaker.cooldownMs);
+    const p = run.route.p.id;
+    const retries = routing.providers[p]?.retries ?? routing.retries;
+    const used = new Set<string>();
+    /** The pool's next healthy key this request has not used, onto the route; false when none is left. */
+    const nextKey = async (): Promise<boolean> => {
+      used.add(run.route.keyLabel);
+      const k = await ctx.providerKeys.pick(p, { exclude: used, ...keyOrder(routing, p) });
+      if (!k) return false;
+      run.route = { ...run.route, providerKey: k.value, keyLabel: k.label };
+      return true;
+    };
+    keys: for (;;) {
+      for (let retry = 0; ; retry++) {
+        const a = await attempt(run);
+        if (a.kind === 'done') {
+          if (run.res.statusCode < 400) {
+            ctx.breaker.succeeded(name);
+            ctx.breaker.succeeded(resolved.provider);
+            if (session) ctx.sessions.served(session.id, name, session.first, routing.breaker.cooldownMs, run.route.keyLabel);
+          }
+          return;
         }
-        return;
-      }
-      run.attempts.push(`${name}=${a.outcome}`);
-      last = a;
-      if (!isRetryable(a.outcome)) { await deliver(run, a); return; }
-      const asked = retryAfterMs(a.retryAfter, ctx.clock());
-      ctx.breaker.failed(typeof a.outcome === 'number' ? name : resolved.provider, routing.breaker, asked);
-      // A wait longer than the cap is not slept through: the next target, or the client gets it.
-      // Nor is a target retried once its breaker opened.
-      if (retry >= retries || (asked !== undefined && asked > routing.retryAfterCapMs) || open()) break;
-      if (!(await pause(run.res, asked ?? backoffMs(retry, routing.backoff.baseMs, routing.backoff.maxMs)))) {
-        run.tracker.fail(499, 'client_closed', 'client closed the connection');
-        return;
+        run.attempts.push(`${attemptName(run)}=${a.outcome}`);
+        last = a;
+        const pool = ctx.providerKeys.isPool(p);
+        // A key the provider refuses is out until it is set again; the next key serves the request.
+        if (pool && (a.outcome === 401 || a.outcome === 403)) {
+          ctx.providerKeys.refuse(p, run.route.keyLabel, a.outcome);
+          if (await nextKey()) continue keys;
+          await deliver(run, a);
+          return;
+        }
+        if (!isRetryable(a.outcome)) { await deliver(run, a); return; }
+        const asked = retryAfterMs(a.retryAfter, ctx.clock());
+        // A rate-limited key rests until its retry-after; another key may serve at once.
+        if (pool && a.outcome === 429) {
+          ctx.providerKeys.rest(p, run.route.keyLabel, ctx.clock() + (asked ?? routing.backoff.maxMs));
+          if (await nextKey()) continue keys;
+        }
+        ctx.breaker.failed(typeof a.outcome === 'number' ? name : resolved.provider, routing.breaker, asked);
+        // A wait longer than the cap is not slept through: the next target, or the client gets it.
+        // Nor is a target retried once its breaker opened.
+        if (retry >= retries || (asked !== undefined && asked > routing.retryAfterCapMs) || open()) break keys;
+        const wait = asked ?? backoffMs(retry, routing.backoff.baseMs, routing.backoff.maxMs);
+        run.waitedMs += wait;
+        if (!(await pause(run.res, wait))) {
+          run.tracker.fail(499, 'client_closed', 'client closed the connection');
+          return;
+        }
       }
     }
   }
   if (last) { await deliver(run, last); return; }
   throw new GatewayError('upstream_unreachable', `every target of this route is resting after failures (${run.attempts.join(', ')}); try again shortly`);
 }
+
+const keyOrder = (routing: RoutingSettings, p: string): { order?: KeyOrder } => {
+  const order = routing.providers[p]?.keyOrder;
+  return order === undefined ? {} : { order };
+};
 
 async function deliver(run: DoorRun, a: Extract<Attempt, { kind: 'failed' }>): Promise<void> {
   setRouteHeader(run);
@@ -138,12 +177,30 @@ function pause(res: ServerResponse, ms: number): Promise<boolean> {
 }
 
 /** A target as the paths use it: its descriptor, protocol for this door, Target, provider key. */
-async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel): Promise<Route> {
+/**
+ * A target as the paths use it: its descriptor, protocol for this door, Target, and a provider
+ * key (a session's own key while it is healthy, so the provider's cache stays warm; else the
+ * pool's next). Undefined when every key of its pool is resting or refused.
+ */
+async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel, session?: string): Promise<Route | undefined> {
   const p = descriptor(resolved.provider);
   const protocol = upstreamProtocol(p, resolved.model, door.protocol);
-  const providerKey = ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id);
-  return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey };
+  const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
+  let key;
+  if (ctx.providerKeys.isPool(p.id)) {
+    const held = session === undefined ? undefined : ctx.sessions.key(session, `${p.id}/${resolved.model}`);
+    const healthy = held !== undefined && ctx.providerKeys.states(p.id).some((k) => k.label === held && k.state === 'ok');
+    key = await ctx.providerKeys.pick(p.id, { ...keyOrder(routing, p.id), ...(healthy ? { exclude: othersThan(ctx, p.id, held!) } : {}) });
+    if (!key) return undefined;
+  } else {
+    key = { label: '', value: ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id) };
+  }
+  return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey: key.value, keyLabel: key.label };
 }
+
+/** Every label of a provider's pool but `label` (to pick that one). */
+const othersThan = (ctx: DaemonContext, p: string, label: string): ReadonlySet<string> =>
+  new Set(ctx.providerKeys.states(p).map((k) => k.label).filter((l) => l !== label));
 
 /**
  * Admission: the proxy key, the body, the model and its route, the provider's key; then the
@@ -169,7 +226,7 @@ async function admit(
     throw ge instanceof GatewayError && ge.code === 'model_not_found' && door.modelNotFound ? door.modelNotFound(asked, ge) : ge;
   }
   // A session held on a fallback starts there (routing/sessions.ts); the route's order otherwise.
-  const sessionId = targets.length > 1 ? sessionOf(req.headers, body ?? {}) : undefined;
+  const sessionId = targets.length > 1 || ctx.providerKeys.isPool(targets[0]!.provider) ? sessionOf(req.headers, body ?? {}) : undefined;
   const session = sessionId === undefined ? undefined : { id: sessionId, first: targetName(targets[0]!) };
   const held = sessionId === undefined ? undefined : ctx.sessions.preferred(sessionId);
   const at = held === undefined ? -1 : targets.findIndex((t) => targetName(t) === held);
@@ -178,7 +235,7 @@ async function admit(
   facts.provider = first.provider;
   facts.model = first.model;
   checkModelAllowed(key, asked);
-  const route = await routeOf(ctx, door, first);
+  const route = await routeOf(ctx, door, first, sessionId) ?? await everyKeyResting(ctx, door, first);
   // A body the fast path does not read is parsed only when some target is not of the door's protocol.
   body ??= targets.length === 1 && route.protocol === door.protocol ? {} : jsonObject(raw);
 
@@ -190,9 +247,22 @@ async function admit(
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);
   const run: DoorRun = {
-    ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], stream, tracker, capture, extras: {},
+    ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], waitedMs: 0, stream, tracker, capture, extras: {},
   };
   return { run, targets, session };
+}
+
+/**
+ * The first target's pool has no healthy key: its first key still not refused serves the
+ * request (the provider's own answer, or the route's next target, then decides), as a provider
+ * with one key does.
+ */
+async function everyKeyResting(ctx: DaemonContext, door: Door, resolved: ResolvedModel): Promise<Route> {
+  const p = descriptor(resolved.provider);
+  const protocol = upstreamProtocol(p, resolved.model, door.protocol);
+  const states = ctx.providerKeys.states(p.id);
+  const label = (states.find((k) => k.state !== 'refused') ?? states[0])?.label ?? '';
+  return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey: await ctx.providerKeys.require(p.id), keyLabel: label };
 }
 
 /** A request's session (routing/sessions.ts) and its route's own first target. */

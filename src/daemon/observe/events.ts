@@ -82,6 +82,8 @@ export interface RequestFinished {
    */
   served?: { provider: string; model: string };
   route?: string;
+  /** Time waited between attempts (retry-after, backoff), when there was any. */
+  waitedMs?: number;
 }
 
 export interface RequestFailed {
@@ -102,6 +104,8 @@ export interface RequestFailed {
    */
   served?: { provider: string; model: string };
   route?: string;
+  /** Time waited between attempts (retry-after, backoff), when there was any. */
+  waitedMs?: number;
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;

@@ -114,11 +114,13 @@ export class RequestTracker {
 
   private served: { provider: string; model: string } | undefined;
   private route: string | undefined;
+  private waitedMs = 0;
 
-  /** The request moved to another target (a fallback), and the attempts so far: told with its end. */
-  routed(served: { provider: string; model: string } | undefined, route: string): void {
+  /** The request moved to another target (a fallback), the attempts so far and the time waited between them: told with its end. */
+  routed(served: { provider: string; model: string } | undefined, route: string, waitedMs: number): void {
     this.served = served;
     this.route = route;
+    this.waitedMs = waitedMs;
   }
 
   /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
@@ -155,9 +157,10 @@ export class RequestTracker {
     this.onDone?.();
   }
 
-  private routing(): { served?: { provider: string; model: string }; route?: string } {
+  private routing(): { served?: { provider: string; model: string }; route?: string; waitedMs?: number } {
     if (this.route === undefined) return {};
-    return this.served ? { served: this.served, route: this.route } : { route: this.route };
+    const waited = this.waitedMs > 0 ? { waitedMs: Math.round(this.waitedMs) } : {};
+    return this.served ? { served: this.served, route: this.route, ...waited } : { route: this.route, ...waited };
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {

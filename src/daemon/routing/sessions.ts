@@ -22,6 +22,8 @@ export function sessionOf(headers: IncomingHttpHeaders, body: Record<string, unk
 export class Sessions {
   /** session → the target it stays on (`provider/model`), and until when (a fallback's cool-down). */
   private readonly sticky = new Map<string, { target: string; until: number }>();
+  /** session → target → the key label of a pool that last served it (kept while that key is healthy). */
+  private readonly keys = new Map<string, Map<string, string>>();
   constructor(private readonly clock: () => number) {}
 
   /** The target this session should start on, if it is still held there. */
@@ -32,8 +34,22 @@ export class Sessions {
     return s.target;
   }
 
-  /** The session was served by `target`; `first`: the route's own first target (no stickiness needed). */
-  served(session: string, target: string, first: string, cooldownMs: number): void {
+  /** The key label that last served this session on `target`, if any. */
+  key(session: string, target: string): string | undefined {
+    return this.keys.get(session)?.get(target);
+  }
+
+  /** The session was served by `target` (with the pool key `label`, '' for none); `first`: the route's own first target. */
+  served(session: string, target: string, first: string, cooldownMs: number, label = ''): void {
+    if (label !== '') {
+      let byTarget = this.keys.get(session);
+      if (!byTarget) {
+        byTarget = new Map();
+        this.keys.set(session, byTarget);
+        if (this.keys.size > MAX_SESSIONS) this.keys.delete(this.keys.keys().next().value!);
+      }
+      byTarget.set(target, label);
+    }
     const held = this.sticky.get(session);
     if (target === first && held === undefined) return;
     // Served where it already was held: the hold is renewed; moved by a fallback: held there now.
