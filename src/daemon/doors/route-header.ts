@@ -20,6 +20,7 @@ export function setRouteHeader(run: DoorRun, status?: number): void {
   run.res.setHeader('x-gateway-route', route);
   // The record says it too (the monitor, the usage history), and which target served when it moved.
   const moved = run.route.p.id !== run.tracker.startedProvider || run.route.model !== run.tracker.startedModel;
-  run.tracker.routed(moved ? { provider: run.route.p.id, model: run.route.model } : undefined, route, run.waitedMs);
+  const label = run.route.keyLabel !== '' && run.ctx.providerKeys.isPool(run.route.p.id) ? run.route.keyLabel : undefined;
+  run.tracker.routed(moved ? { provider: run.route.p.id, model: run.route.model } : undefined, route, run.waitedMs, label);
 }
 

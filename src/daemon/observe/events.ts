@@ -84,6 +84,8 @@ export interface RequestFinished {
   route?: string;
   /** Time waited between attempts (retry-after, backoff), when there was any. */
   waitedMs?: number;
+  /** The label of the provider key that served, when its provider has a key pool (never the key). */
+  keyLabel?: string;
 }
 
 export interface RequestFailed {
@@ -106,6 +108,8 @@ export interface RequestFailed {
   route?: string;
   /** Time waited between attempts (retry-after, backoff), when there was any. */
   waitedMs?: number;
+  /** The label of the provider key that served, when its provider has a key pool (never the key). */
+  keyLabel?: string;
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;

@@ -115,9 +115,11 @@ export class RequestTracker {
   private served: { provider: string; model: string } | undefined;
   private route: string | undefined;
   private waitedMs = 0;
+  private keyLabel: string | undefined;
 
   /** The request moved to another target (a fallback), the attempts so far and the time waited between them: told with its end. */
-  routed(served: { provider: string; model: string } | undefined, route: string, waitedMs: number): void {
+  routed(served: { provider: string; model: string } | undefined, route: string, waitedMs: number, keyLabel?: string): void {
+    this.keyLabel = keyLabel;
     this.served = served;
     this.route = route;
     this.waitedMs = waitedMs;
@@ -157,10 +159,14 @@ export class RequestTracker {
     this.onDone?.();
   }
 
-  private routing(): { served?: { provider: string; model: string }; route?: string; waitedMs?: number } {
+  private routing(): { served?: { provider: string; model: string }; route?: string; waitedMs?: number; keyLabel?: string } {
     if (this.route === undefined) return {};
-    const waited = this.waitedMs > 0 ? { waitedMs: Math.round(this.waitedMs) } : {};
-    return this.served ? { served: this.served, route: this.route, ...waited } : { route: this.route, ...waited };
+    return {
+      route: this.route,
+      ...(this.served ? { served: this.served } : {}),
+      ...(this.waitedMs > 0 ? { waitedMs: Math.round(this.waitedMs) } : {}),
+      ...(this.keyLabel ? { keyLabel: this.keyLabel } : {}),
+    };
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
