@@ -29,7 +29,15 @@ Object.assign(process.env, {
 const stateDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 // One provider added as a user would (`providers add compat --protocol openai-chat --base-url …/v1`),
 // for the custom-provider rows: an OpenAI-compatible server, its key from the environment.
-writeFileSync(join(stateDir, 'config.json'), JSON.stringify({ providers: { compat: { protocol: 'openai-chat', baseUrl: `${origin}/v1`, models: ['gpt-5.4'] } } }), { mode: 0o600 });
+// Routing configured as a user would, so every row runs with it (nothing fails on them): an alias
+// `failover` whose first target is always down (the mock answers 503 for a `down-` model) and whose
+// second is OpenAI, for the row that prices one failed attempt; that provider gets no retries and
+// the breaker never opens, so each request pays exactly one failed attempt.
+writeFileSync(join(stateDir, 'config.json'), JSON.stringify({
+  providers: { compat: { protocol: 'openai-chat', baseUrl: `${origin}/v1`, models: ['gpt-5.4'] } },
+  aliases: { failover: ['compat/down-5.4', 'openai/gpt-5.4'] },
+  routing: { providers: { compat: { retries: 0 } }, breaker: { failures: 1_000_000_000 } },
+}), { mode: 0o600 });
 process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
 process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));

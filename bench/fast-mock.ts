@@ -8,6 +8,7 @@
 // Streams are STREAM_EVENTS events, the first sent with the headers, then one every STREAM_DELAY_MS.
 // Each text token is `tok{i}@{send time}` (process.hrtime, ns: CLOCK_MONOTONIC, the same clock in
 // every process), so the stream client can tell how long each chunk took to reach it.
+// A model named `down-…` answers 503 with no retry-after (the bench's failover row).
 // It checks no credentials and records nothing (the tests' mock in test/helpers does that).
 // Usage: node bench/fast-mock.ts [port] [events] [delayMs]   → prints {"port":N} on stdout.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -22,6 +23,9 @@ const streams = mockStreams(EVENTS);
 const JSON_HEADERS = (n: number) => ['content-type', 'application/json', 'content-length', String(n)];
 const SSE_HEADERS = ['content-type', 'text/event-stream', 'cache-control', 'no-cache'];
 const STREAM_MARK = Buffer.from('"stream":true');
+// A model whose name starts `down-` is always unavailable: 503, no retry-after (the failover row).
+const DOWN_MARK = Buffer.from('"model":"down-');
+const DOWN_BODY = Buffer.from('{"error":{"message":"bench mock: this model is down","type":"server_error","param":null,"code":null}}');
 
 function sendStream(res: ServerResponse, events: string[]): void {
   res.writeHead(200, SSE_HEADERS);
@@ -39,7 +43,9 @@ function sendStream(res: ServerResponse, events: string[]): void {
 function answer(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   const url = req.url ?? '/';
   const stream = body.indexOf(STREAM_MARK) !== -1;
-  if (url.startsWith('/v1/chat/completions')) {
+  if (body.indexOf(DOWN_MARK) !== -1) {
+    res.writeHead(503, JSON_HEADERS(DOWN_BODY.length)).end(DOWN_BODY);
+  } else if (url.startsWith('/v1/chat/completions')) {
     if (stream) sendStream(res, streams.openai);
     else res.writeHead(200, JSON_HEADERS(openaiJson.length)).end(openaiJson);
   } else if (url.startsWith('/v1/messages')) {

@@ -309,6 +309,8 @@ async function main(): Promise<void> {
     // A provider the user added (bench/daemon-process.ts configures `compat`, OpenAI-compatible).
     { id: 'custom-chat', label: 'custom provider via /v1/chat/completions (fast path)', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('compat/gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('compat/gpt-5.4', true), headers: auth, shape: openaiShape },
     { id: 'custom-messages', label: 'custom provider via /v1/messages', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'compat/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'compat/gpt-5.4'), headers: auth, shape: anthropicShape },
+    // #20: a two-target alias whose first target always answers 503 (no retry-after): one failed attempt, then OpenAI.
+    { id: 'failover', label: 'alias failover (first target 503) via /v1/chat/completions', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('failover', false), streamPath: '', streamBody: '', headers: auth, shape: openaiShape, streamNa: 'not measured' },
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];
@@ -618,6 +620,13 @@ async function main(): Promise<void> {
     if (reason) continue;
     const d = pairedS(id, 'floor', 'delay');
     rows.push([issue, `${byId.get(id)!.label} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  }
+  // #20: what one failed attempt costs, beside the second target called directly (reported, no target).
+  if (na('failover') || na('unified-openai')) rows.push(['#20', 'failover alias (first target 503) vs OpenAI directly', `n/a (${na('failover') ?? na('unified-openai')})`, undefined]);
+  else {
+    const [m] = overC((c) => ratio('failover', 'unified-openai', c), pct, () => true);
+    const added = CONCURRENCY.map((c) => `c=${c}: ${signedUs(added50('failover', c) - added50('unified-openai', c))}`).join(' · ');
+    rows.push(['#20', 'failover alias (first target 503, one failed attempt) vs unified → OpenAI directly: req/s share; added p50', `${m}; ${added}`, undefined]);
   }
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
   else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);

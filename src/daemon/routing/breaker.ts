@@ -7,7 +7,8 @@
 
 export interface BreakerSettings { readonly failures: number; readonly windowMs: number; readonly cooldownMs: number }
 
-interface State { failures: number[]; openUntil: number; probing: boolean }
+/** Failure times, oldest first, from `head` on (a queue: a busy failing target must not cost a scan per failure). */
+interface State { failures: number[]; head: number; openUntil: number; probing: boolean }
 
 export class Breaker {
   private readonly states = new Map<string, State>();
@@ -26,13 +27,16 @@ export class Breaker {
   failed(key: string, settings: BreakerSettings, waitMs = 0): void {
     const now = this.clock();
     let s = this.states.get(key);
-    if (!s) { s = { failures: [], openUntil: 0, probing: false }; this.states.set(key, s); }
-    s.failures = s.failures.filter((t) => now - t < settings.windowMs);
+    if (!s) { s = { failures: [], head: 0, openUntil: 0, probing: false }; this.states.set(key, s); }
     s.failures.push(now);
-    if (s.probing || s.failures.length >= settings.failures) {
+    // Only the failures inside the window count, and never more than the threshold needs.
+    while (s.head < s.failures.length && (now - s.failures[s.head]! >= settings.windowMs || s.failures.length - s.head > settings.failures)) s.head++;
+    if (s.head > 1024 && s.head * 2 > s.failures.length) { s.failures = s.failures.slice(s.head); s.head = 0; }
+    if (s.probing || s.failures.length - s.head >= settings.failures) {
       s.openUntil = now + Math.max(settings.cooldownMs, waitMs);
       s.probing = false;
       s.failures = [];
+      s.head = 0;
     }
   }
 
