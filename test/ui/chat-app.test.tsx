@@ -97,12 +97,13 @@ describe('chat app', () => {
   });
 
   it('errors from the daemon are one line and the session goes on', async () => {
+    // A wait longer than the gateway's retry-after cap (30 s) reaches the client at once.
     gw.mocks.openai.setHandler((r) => (r.url.startsWith('/v1/chat/completions')
-      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '7' }, body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-5.4', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) }
+      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '70' }, body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-5.4', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) }
       : undefined));
     const c = mount();
     await c.say('hi');
-    await c.until(() => c.frame().includes('✗ Rate limit reached for gpt-5.4 (rate_limit_exceeded, HTTP 429; retry after 7 s)'), '429 line');
+    await c.until(() => c.frame().includes('✗ Rate limit reached for gpt-5.4 (rate_limit_exceeded, HTTP 429; retry after 70 s)'), '429 line');
     gw.mocks.openai.setHandler(undefined);
     await c.say('/model gemini/gemini-3.5-flash');
     const noKey = mount('openai/gpt-5.4', { key: 'sk-proxy-not-a-real-key-000000000000000000000' });

@@ -99,11 +99,12 @@ describe('gateway chat, scripted', () => {
   });
 
   it('daemon errors are one readable line with a non-zero exit', async () => {
+    // A wait longer than the gateway's retry-after cap (30 s) reaches the client at once.
     gw.mocks.openai.setHandler((r) => (r.url.startsWith('/v1/chat/completions')
-      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '20' }, body: JSON.stringify({ error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) }
+      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '90' }, body: JSON.stringify({ error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) }
       : undefined));
     try {
-      oneLineError(await chat(['-m', 'openai/gpt-5.4', 'hi']), /^error: Rate limit reached \(rate_limit_exceeded, HTTP 429; retry after 20 s\)$/);
+      oneLineError(await chat(['-m', 'openai/gpt-5.4', 'hi']), /^error: Rate limit reached \(rate_limit_exceeded, HTTP 429; retry after 90 s\)$/);
     } finally { gw.mocks.openai.setHandler(undefined); }
     oneLineError(await chat(['-m', 'mystery-model', 'hi']), /^error: model "mystery-model" does not name a provider/);
   });
