@@ -5,18 +5,15 @@
 // the printed answer. On a Claude model: the fast path, where each request reaches Anthropic as
 // Claude Code sent it (a recording hop in front of the gateway keeps the original), only the
 // model and the key changed.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MOCK_TEXT, type MockHandler, type MockReply, type Recorded } from '../helpers/mock-provider.js';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { runClaudeCode } from '../helpers/claude-code.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRecordingHop } from '../helpers/recording-hop.js';
 
-const CLAUDE = join(REPO_ROOT, 'node_modules', '.bin', 'claude');
 const SECRET = `tool-result-${process.pid}`;
 
 let gw: TestGateway;
@@ -69,25 +66,8 @@ const geminiReader: MockHandler = (r) => {
   return m[2] === 'generateContent' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(resp) } : sse([`data: ${JSON.stringify(resp)}\r\n\r\n`]);
 };
 
-function runClaude(model: string, prompt: string, baseUrl = gw.url): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const home = mkdtempSync(join(tmpdir(), 'gateway-claude-home-'));
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH, HOME: home, TERM: 'dumb',
-    ANTHROPIC_BASE_URL: baseUrl, ANTHROPIC_AUTH_TOKEN: gw.key,
-    ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_HAIKU_MODEL: model, ANTHROPIC_SMALL_FAST_MODEL: model,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1',
-  };
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE, ['-p', prompt, '--allowedTools', 'Read'], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => { clearTimeout(timer); rmSync(home, { recursive: true, force: true }); resolve({ code, stdout, stderr }); });
-  });
-}
+const runClaude = (model: string, prompt: string, baseUrl = gw.url) =>
+  runClaudeCode({ url: baseUrl, key: gw.key, model, prompt, cwd: work, allowedTools: ['Read'], timeoutMs: 90_000 });
 
 describe('Claude Code through the gateway on foreign models', () => {
   it('on a GPT model: reads a file with its Read tool and answers with what it found', async () => {
@@ -112,36 +92,6 @@ describe('Claude Code through the gateway on foreign models', () => {
     expect(modelTurn.parts.find((p: any) => p.functionCall).thoughtSignature).toBe('c2lnbmF0dXJl');
   }, 120_000);
 });
-
-/**
- * A loopback hop in front of the gateway that keeps every request exactly as the client sent it
- * (method, URL, headers, body bytes) and passes it on unchanged, streaming the answer back.
- */
-async function startRecordingHop(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
-  const to = new URL(target);
-  const requests: Recorded[] = [];
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(parts);
-      requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, aborted: false, at: Date.now() });
-      const headers: IncomingHttpHeaders = { ...req.headers, host: to.host };
-      const up = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      up.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
 
 /** Headers a hop rewrites by nature (framing, host, compression) or that carry the credential. */
 const NOT_FORWARDED_AS_IS = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'accept-encoding', 'authorization', 'x-api-key']);
