@@ -225,3 +225,26 @@ describe.each([
     ]);
   });
 });
+
+describe('a tool loop Claude began, whose next turn falls back to Gemini', () => {
+  it('is finished by Gemini without a 400: the call Claude made carries no signature Gemini would refuse', async () => {
+    gw = await startTestGateway({ settings: { routing: { ...routing, routes: { [CLAUDE]: [CLAUDE, GEMINI] } } } });
+    const refusals: Refusal[] = [];
+    gw.mocks.gemini.setHandler(strictGemini(refusals).handler);
+    const claude = strictAnthropic(refusals);
+    let overloaded = false;
+    gw.mocks.anthropic.setHandler((r, p) => (overloaded ? json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }) : claude(r, p)));
+    const client = new Anthropic({ baseURL: gw.url, apiKey: gw.key, maxRetries: 0, defaultHeaders: { 'x-gateway-session': 'loop' } });
+    const ask: Anthropic.MessageParam = { role: 'user', content: 'What is the weather in Paris?' };
+    const first = await client.messages.create({ model: CLAUDE, max_tokens: 1024, tools: [weather], messages: [ask] });
+    const call = first.content.find((c): c is Anthropic.ToolUseBlock => c.type === 'tool_use')!;
+    overloaded = true;
+    const { data, response } = await client.messages.create({
+      model: CLAUDE, max_tokens: 1024, tools: [weather],
+      messages: [ask, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Weather in Paris: 18°C, sunny' }] }],
+    }).withResponse().catch((e: unknown) => { throw new Error(`${String(e)}; refusals: ${JSON.stringify(refusals)}`); });
+    expect(refusals).toEqual([]);
+    expect(data.content).toEqual([expect.objectContaining({ type: 'text', text: expect.stringContaining('Gemini says:') })]);
+    expect(response.headers.get('x-gateway-route')).toBe(`${CLAUDE}=529, ${CLAUDE}=529, ${CLAUDE}=529, ${GEMINI}=200`);
+  });
+});
