@@ -168,8 +168,18 @@ describe('IR → provider requests', () => {
       ],
       generationConfig: { maxOutputTokens: 32000, thinkingConfig: { thinkingLevel: 'HIGH' } },
     });
-    // State another provider minted is not Gemini's to read.
+    // State another provider minted is not Gemini's to read: its signature never goes; a call of the
+    // current turn that has none of Gemini's gets Google's documented dummy, which Gemini 3 requires.
     const foreign = geminiProvider.buildRequest({ ...base, messages: [base.messages[0]!, { role: 'assistant', parts: [{ type: 'tool-call', id: 'c1', name: 'get_weather', arguments: '{}', state: { provider: 'other', data: { thoughtSignature: 'X' } } }] }] }, GEMINI);
-    expect(JSON.stringify(foreign.body)).not.toContain('thoughtSignature');
+    expect(JSON.stringify(foreign.body)).not.toContain('"X"');
+    expect(foreign.body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Weather?' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }] },
+    ]);
+    // An earlier turn's call, and any call for a Gemini 2 model, gets none.
+    const earlier = geminiProvider.buildRequest({ ...base, messages: [base.messages[0]!, { role: 'assistant', parts: [{ type: 'tool-call', id: 'c1', name: 'get_weather', arguments: '{}' }] }, { role: 'user', parts: [{ type: 'text', text: 'Thanks. Now?' }] }] }, GEMINI);
+    const older = geminiProvider.buildRequest({ ...base, messages: [base.messages[0]!, { role: 'assistant', parts: [{ type: 'tool-call', id: 'c1', name: 'get_weather', arguments: '{}' }] }] }, { ...GEMINI, model: 'gemini-2.5-flash' });
+    expect(JSON.stringify(earlier.body)).not.toContain('thoughtSignature');
+    expect(JSON.stringify(older.body)).not.toContain('thoughtSignature');
   });
 });

@@ -16,8 +16,22 @@ import type { GeminiContent, GeminiPart, GeminiRequestBody } from '../wire.js';
 const own = (state: ProviderState | undefined, target: Target): Record<string, string> | undefined =>
   state !== undefined && state.provider === target.provider ? state.data : undefined;
 
+/**
+ * Gemini 3 refuses a step of the current turn whose first function call carries no signature of
+ * its own ("Function call is missing a thought_signature"), which every call another provider or
+ * the client made lacks: a conversation that moved here mid tool loop (a fallback). Google's
+ * documented dummy for calls it did not generate stands in (provider-reference.md §3.3). Older
+ * models never ask for one, and get none.
+ */
+const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator';
+const validatesSignatures = (model: string): boolean => Number(/^gemini-(\d+)/.exec(model)?.[1] ?? 0) >= 3;
+
 export function toGeminiContents(system: readonly TextPart[], messages: readonly Message[], target: Target): Pick<GeminiRequestBody, 'contents' | 'systemInstruction'> {
   const contents: GeminiContent[] = [];
+  // The current turn: what follows the last user message that is not only tool results.
+  const turnStart = validatesSignatures(target.model)
+    ? messages.findLastIndex((m) => m.role === 'user' && m.parts.some((p) => p.type !== 'tool-result')) + 1
+    : messages.length;
   const callIds = new Map<string, string>(); // IR call id → the id Gemini gave that call
   const callNames = new Map<string, string>(); // IR call id → the function's name, for results that lack it
   const callOrder = new Map<string, number>(); // IR call id → its place among all calls
@@ -26,6 +40,7 @@ export function toGeminiContents(system: readonly TextPart[], messages: readonly
     const role = message.role === 'user' ? 'user' : 'model';
     const parts: GeminiPart[] = [];
     let text: string | undefined; // a model turn's text parts are joined into one, as one Chat message's were
+    let firstCall = true; // of this step: the one Gemini 3 wants a signature on
     const flush = (): void => {
       if (text !== undefined && text !== '') parts.push({ text });
       text = undefined;
@@ -41,7 +56,14 @@ export function toGeminiContents(system: readonly TextPart[], messages: readonly
           return;
         }
         case 'image': case 'document': flush(); parts.push(mediaPart(part, where, target.displayName)); return;
-        case 'tool-call': flush(); callNames.set(part.id, part.name); callOrder.set(part.id, callOrder.size); parts.push(callPart(part, where, target, callIds)); return;
+        case 'tool-call': {
+          flush();
+          callNames.set(part.id, part.name);
+          callOrder.set(part.id, callOrder.size);
+          parts.push(callPart(part, where, target, callIds, firstCall && i >= turnStart));
+          firstCall = false;
+          return;
+        }
         case 'tool-result': {
           flush();
           const result = resultPart(part.name === undefined && callNames.has(part.callId) ? { ...part, name: callNames.get(part.callId)! } : part, where, target, callIds);
@@ -76,12 +98,14 @@ function inCallOrder(parts: GeminiPart[], order: ReadonlyMap<GeminiPart, number>
   slots.forEach((slot, k) => { parts[slot] = sorted[k]!; });
 }
 
-function callPart(part: ToolCallPart, where: string, target: Target, callIds: Map<string, string>): GeminiPart {
+/** `signed`: the call must carry a signature (the first of a step of Gemini 3's current turn). */
+function callPart(part: ToolCallPart, where: string, target: Target, callIds: Map<string, string>, signed: boolean): GeminiPart {
   const args = parseToolArguments(part.arguments, part.param ?? `${where}.arguments`, target.displayName);
   const state = own(part.state, target);
   if (state?.id !== undefined) callIds.set(part.id, state.id);
   const out: GeminiPart = { functionCall: state?.id === undefined ? { name: part.name, args } : { id: state.id, name: part.name, args } };
-  if (state?.thoughtSignature !== undefined) out.thoughtSignature = state.thoughtSignature;
+  const signature = state?.thoughtSignature ?? (signed ? FOREIGN_CALL_SIGNATURE : undefined);
+  if (signature !== undefined) out.thoughtSignature = signature;
   return out;
 }
 
