@@ -24,7 +24,8 @@ function row(over: Partial<UsageRow> = {}): UsageRow {
     requestId: `req_${Math.random().toString(36).slice(2)}`, startedAt: Date.now(), keyId: 'k1', keyName: 'app', mode: 'native',
     provider: 'openai', model: 'gpt-4o', requestedModel: 'gpt-4o', method: 'POST', path: '/v1/chat/completions', stream: false, status: 200,
     errorCode: null, errorMessage: null, durationMs: 120, ttfbMs: 80, requestBytes: 100, outputBytes: 300,
-    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001, ...over,
+    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001,
+    route: null, waitedMs: null, keyLabel: null, ...over,
   };
 }
 
