@@ -56,7 +56,8 @@ describe('schema and migrations', () => {
     const { DatabaseSync } = await loadSqlite();
     const db = new DatabaseSync(join(dir, 'm.db'));
     expect(migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
-    db.prepare("INSERT INTO hourly VALUES (0, 'k', 'openai', 'm', 'n', 1, 0, 1, 1, 0, 0, 0, 0.5, 0, 3)").run();
+    db.prepare(`INSERT INTO hourly (hour, key_id, provider, model, key_name, requests, errors, input_tokens, output_tokens, cached_tokens,
+      cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms) VALUES (0, 'k', 'openai', 'm', 'n', 1, 0, 1, 1, 0, 0, 0, 0.5, 0, 3)`).run();
     const v2: Migration = { version: SCHEMA_VERSION + 1, description: 'add a note column', up: (d) => d.exec('ALTER TABLE hourly ADD COLUMN note TEXT') };
     expect(migrate(db, [...MIGRATIONS, v2])).toEqual([SCHEMA_VERSION + 1]);
     expect(db.prepare('SELECT requests, note FROM hourly').get()).toEqual({ requests: 1, note: null });

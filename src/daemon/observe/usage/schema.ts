@@ -139,7 +139,7 @@ export const MIGRATIONS: readonly Migration[] = [
       const columns = 'key_id, provider, model, key_name, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
       const rebuild = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `
         CREATE TABLE ${table}_v5 (
-          ${period} INTEGER NOT NULL, key_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, key_label TEXT NOT NULL,
+          ${period} INTEGER NOT NULL, key_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, key_label TEXT NOT NULL DEFAULT '',
           key_name TEXT NOT NULL, ${sums},
           PRIMARY KEY (${period}, key_id, provider, model, key_label)
         ) WITHOUT ROWID;
