@@ -140,4 +140,11 @@ describe('a request retried, fallen back and moved to another key', () => {
     expect(page).toContain('data-breaker="anthropic/claude-sonnet-4-5"');
     expect(page).not.toContain(BAD_OPENAI.slice(-8));
   });
+
+  it('the dashboard\'s usage page notes the attempts, the wait and the key on the request\'s row', async () => {
+    const cookie = await dashboardSession(gw);
+    const page = await (await fetch(`${gw.url}/dashboard/usage`, { headers: { cookie } })).text();
+    expect(page).toMatch(new RegExp(`data-route="${FIRST_ROUTE.replace(/[.#/]/g, (c) => `\\${c}`)}"[^>]*>4 attempts · waited [\\d.]+ s · key env2</div>`));
+    expect(page).toContain(`data-route="${SECOND_ROUTE}" title="${SECOND_ROUTE}">2 attempts · key env2</div>`);
+  });
 });
