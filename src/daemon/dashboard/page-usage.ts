@@ -1,6 +1,7 @@
 // Usage page, rendered on the server from the hourly rollups: totals, requests and tokens over
 // time, cost by model and by key, latency percentiles per provider, and the recent requests with
 // filters (plain GET parameters, so every view has a URL).
+import { parseRoute } from '../observe/route-text.js';
 import { Html, html } from './html.js';
 import { legend, meter, timeChart } from './charts.js';
 import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, providerName } from './format.js';
@@ -137,7 +138,7 @@ function askedFor(r: StoredRequest): Html | string {
 
 /** What routing did, when it did more than one attempt or served from a pool: the attempts in full on hover. */
 function routeNote(r: StoredRequest): Html | string {
-  const attempts = r.route ? r.route.split(',').length : 0;
+  const attempts = parseRoute(r.route).length;
   if (attempts < 2 && !r.keyLabel) return '';
   const parts = [attempts > 1 ? `${attempts} attempts` : '', r.waitedMs ? `waited ${fmtMs(r.waitedMs)}` : '', r.keyLabel ? `key ${r.keyLabel}` : ''].filter(Boolean);
   return html`<div class="muted small mono" data-route="${r.route ?? ''}" title="${r.route ?? ''}">${parts.join(' · ')}</div>`;
