@@ -81,6 +81,13 @@ export function keyPoolChecks(pools: Record<string, PoolKeyReport[]> | undefined
   return checks;
 }
 
+/** A warning when the running gateway's circuit breaker passes over targets now (after repeated retryable failures). */
+export function breakerCheck(breakers: Array<{ target: string; until: string }> | undefined): Check[] {
+  if (!breakers || breakers.length === 0) return [];
+  const detail = `${breakers.map((b) => `${b.target} until ${b.until}`).join('; ')}: requests skip ${breakers.length === 1 ? 'it' : 'them'} for their fallbacks (or fail at once) until then, after repeated overloads, rate limits or connection errors`;
+  return [{ id: 'breakers', ok: true, warning: true, title: 'circuit breakers open', detail, fix: `${gatewayCmd('logs')} shows each attempt's outcome (route=…); check the provider's status page, or add a fallback with ${gatewayCmd('models fallback <model> <target>')}` }];
+}
+
 async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const { createSecretSource } = await import('../daemon/store/secret-source.js');
   const source = createSecretSource({ dir, env });
@@ -124,6 +131,7 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
       : { id: `provider-${p}`, ok: anySet, title: `${p} key`, detail: anySet ? `${unset} (requests to this provider get 503)` : `${unset}; no provider has a key`, fix: gatewayCmd(`providers set ${p}`) });
   }
   checks.push(...keyPoolChecks(status?.keyPools));
+  checks.push(...breakerCheck(status?.breakers));
   return checks;
 }
 

@@ -10,7 +10,7 @@ import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
 import { originsFromEnv } from './relay/upstream.js';
-import type { GatewayEvent, RequestStarted } from './observe/events.js';
+import type { GatewayEvent, RequestFailed, RequestFinished, RequestStarted } from './observe/events.js';
 import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './observe/usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
@@ -41,7 +41,19 @@ function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): str
   const u = ev.usage;
   const tokens = u.inputTokens !== undefined || u.outputTokens !== undefined ? ` tokens=${u.inputTokens ?? '?'}/${u.outputTokens ?? '?'}` : '';
   const tail = ev.type === 'failed' ? ` error=${ev.code}: ${ev.message}` : '';
-  return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${tail}`;
+  return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${routeText(ev)}${tail}`;
+}
+
+/**
+ * What the gateway did on the way, when it did more than one attempt: each attempt's target and why
+ * it ended (`route=anthropic/claude-sonnet-4-5=529,openai/gpt-5.4=200`), the time waited between
+ * them, and the pool key that served.
+ */
+function routeText(ev: RequestFinished | RequestFailed): string {
+  const several = ev.route !== undefined && ev.route.includes(',');
+  const route = several ? ` route=${ev.route!.replace(/,\s*/g, ',')}` : '';
+  const waited = ev.waitedMs ? ` waited=${Math.round(ev.waitedMs)}ms` : '';
+  return `${route}${waited}${ev.keyLabel ? ` provider-key=${ev.keyLabel}` : ''}`;
 }
 
 /** The daemon log's line for each routing problem in config.json (gateway doctor shows the same). */

@@ -132,6 +132,7 @@ describe('the usage.db schema', () => {
         model: 'claude-sonnet-4-5-20250929', requestedModel: 'claude-sonnet-4-5', method: 'POST', path: '/v1/chat/completions', stream: true,
         status: 200, errorCode: null, errorMessage: null, durationMs: 10, ttfbMs: 5, requestBytes: 1, outputBytes: 1,
         inputTokens: 1, outputTokens: 1, cachedTokens: null, cacheWriteTokens: null, reasoningTokens: null, cost: 0,
+        route: null, waitedMs: null, keyLabel: null,
       }]);
       expect(recentRequests(store.db, {}).rows.map((r) => [r.requestId, r.model, r.requestedModel])).toEqual([
         ['new', 'claude-sonnet-4-5-20250929', 'claude-sonnet-4-5'], ['old', 'claude-sonnet-4-5', null],

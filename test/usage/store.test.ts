@@ -24,7 +24,8 @@ function row(over: Partial<UsageRow> = {}): UsageRow {
     requestId: `req_${Math.random().toString(36).slice(2)}`, startedAt: Date.now(), keyId: 'k1', keyName: 'app', mode: 'native',
     provider: 'openai', model: 'gpt-4o', requestedModel: 'gpt-4o', method: 'POST', path: '/v1/chat/completions', stream: false, status: 200,
     errorCode: null, errorMessage: null, durationMs: 120, ttfbMs: 80, requestBytes: 100, outputBytes: 300,
-    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001, ...over,
+    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001,
+    route: null, waitedMs: null, keyLabel: null, ...over,
   };
 }
 
@@ -55,7 +56,8 @@ describe('schema and migrations', () => {
     const { DatabaseSync } = await loadSqlite();
     const db = new DatabaseSync(join(dir, 'm.db'));
     expect(migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
-    db.prepare("INSERT INTO hourly VALUES (0, 'k', 'openai', 'm', 'n', 1, 0, 1, 1, 0, 0, 0, 0.5, 0, 3)").run();
+    db.prepare(`INSERT INTO hourly (hour, key_id, provider, model, key_name, requests, errors, input_tokens, output_tokens, cached_tokens,
+      cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms) VALUES (0, 'k', 'openai', 'm', 'n', 1, 0, 1, 1, 0, 0, 0, 0.5, 0, 3)`).run();
     const v2: Migration = { version: SCHEMA_VERSION + 1, description: 'add a note column', up: (d) => d.exec('ALTER TABLE hourly ADD COLUMN note TEXT') };
     expect(migrate(db, [...MIGRATIONS, v2])).toEqual([SCHEMA_VERSION + 1]);
     expect(db.prepare('SELECT requests, note FROM hourly').get()).toEqual({ requests: 1, note: null });

@@ -1,4 +1,5 @@
-// `gateway status`: running or not, URL, pid, uptime, requests served and key pools (GET /admin/status).
+// `gateway status`: running or not, URL, pid, uptime, requests served, key pools and open circuit
+// breakers (GET /admin/status).
 // Exit codes follow `systemctl status`, so scripts can test it: 0 running, 3 not running (with
 // --json too, which still prints {running:false}), 1 recorded as running but not answering.
 import type { Command } from 'commander';
@@ -47,4 +48,6 @@ async function status(opts: { json?: boolean }): Promise<void> {
     if (keys.length < 2 && keys.every((k) => k.state === 'ok')) continue;
     out(`  keys      ${provider}: ${keys.map((k) => `${k.label} ${k.masked} ${k.state === 'resting' ? `resting until ${new Date(k.until!).toISOString()}` : k.state === 'refused' ? `refused (${k.status})` : 'ok'}`).join(', ')}`);
   }
+  // Targets the circuit breaker passes over now: requests go to their fallbacks until then.
+  for (const b of s.breakers ?? []) out(`  breaker   ${b.target} open until ${b.until}`);
 }

@@ -6,17 +6,19 @@ import { existsSync } from 'node:fs';
 import { CliError, cliStateDir, note, out, printJson } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
 import type { UsageSummary } from '../../daemon/observe/usage/index.js';
-import type { UsageTotals } from '../../daemon/observe/usage/queries.js';
+import type { GroupBy, UsageTotals } from '../../daemon/observe/usage/queries.js';
 import { parseSince } from '../../daemon/observe/usage/settings.js';
 
-type By = 'model' | 'key' | 'provider' | 'day';
+type By = GroupBy;
+/** The groupings GET /admin/usage/summary takes (listed here so the CLI does not load the query module to parse its options). */
+const BY_CHOICES = ['model', 'key', 'provider', 'provider-key', 'day'] as const satisfies readonly GroupBy[];
 interface UsageOpts { since: string; by: By; json?: boolean }
 
 export function registerUsage(program: Command): void {
   program.command('usage')
     .description('show requests, tokens and cost from the usage history')
     .option('--since <when>', 'the period: 24h, 7d, 2w, 30d, 1y, or a date like 2026-11-01', '7d')
-    .addOption(new Option('--by <group>', 'one row per').choices(['model', 'key', 'provider', 'day']).default('model'))
+    .addOption(new Option('--by <group>', 'one row per (key: the proxy key a client used; provider-key: the provider key that served, by its pool label)').choices(BY_CHOICES).default('model'))
     .option('--json', 'print the summary as JSON (the same document as GET /admin/usage/summary)')
     .addHelpText('after', '\nTotals cover whole hours (the window starts at the top of the hour). Costs use the price table in\ndata/prices.json plus usage.prices in config.json; models without a price count as unpriced, never guessed.')
     .action((opts: UsageOpts) => usage(opts));
@@ -77,7 +79,7 @@ function printTable(s: UsageSummary, sinceText: string): void {
     out('No requests in this period.');
     return;
   }
-  const head = [s.by === 'key' ? 'KEY' : s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'OUTPUT', 'CACHED', 'REASONING', 'COST'];
+  const head = [s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'OUTPUT', 'CACHED', 'REASONING', 'COST'];
   const rows = s.rows.map((r) => cells(s.by === 'key' ? `${r.label} (${r.group})` : r.label, r));
   const total = cells('TOTAL', s.totals);
   const all = [head, ...rows, total];

@@ -1,10 +1,28 @@
 // Providers page: which provider keys are configured and where from (environment, keychain,
 // insecure file), a test against each provider's models endpoint, and a password field that sends
-// a key once to the keychain. Keys are never shown: at most their last four characters.
+// a key once to the keychain, each provider's key pool and open circuit breakers. Keys are never
+// shown: at most their last four characters.
 import { Html, html } from './html.js';
 import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
 import { findProvider } from '../../providers/registry.js';
 import type { KeychainView, ProviderView } from './providers-api.js';
+import type { PoolKeyReport } from '../access/provider-keys.js';
+
+const clockTime = (ms: number | string) => new Date(ms).toLocaleTimeString('en-GB', { hour12: false });
+
+/** One key of the provider's pool and what requests can do with it now. */
+function keyState(k: PoolKeyReport): Html {
+  return k.state === 'resting' ? html`<span class="badge expired">resting until ${clockTime(k.until!)}</span>`
+    : k.state === 'refused' ? html`<span class="badge error">refused (${String(k.status ?? '')})</span>`
+    : html`<span class="badge ok">ok</span>`;
+}
+
+/** The pool (shown when there are several keys, or the one key is not usable now) and the open breakers. */
+function routingFacts(p: ProviderView): Html | '' {
+  const pool = p.keys.length > 1 || p.keys.some((k) => k.state !== 'ok');
+  return html`${pool ? html`<dt>Key pool</dt><dd><ul class="key-pool">${p.keys.map((k) => html`<li data-key-label="${k.label}" data-state="${k.state}"><span class="mono">${k.label}</span> <span class="mono muted">${k.masked}</span> ${keyState(k)}</li>`)}</ul></dd>` : ''}
+    ${p.breakers.length ? html`<dt>Breaker</dt><dd>${p.breakers.map((b) => html`<div data-breaker="${b.target}"><span class="badge error">open</span> <span class="mono small">${b.target}</span> <span class="muted small">until ${clockTime(b.until)}; requests go to its fallbacks</span></div>`)}</dd>` : ''}`;
+}
 
 const ORIGIN_LABEL = { environment: 'environment variable', keychain: 'OS keychain', 'insecure-file': 'insecure file (0600)' } as const;
 function card(p: ProviderView, keychain: KeychainView): Html {
@@ -23,6 +41,7 @@ function card(p: ProviderView, keychain: KeychainView): Html {
     <dt>Protocol</dt><dd class="mono small">${p.protocol}${p.quirks ? html` · profile ${p.quirks}` : ''}</dd>
     ${p.keyless ? html`<dt>Key</dt><dd><span class="muted">none: a local server, sent no credential</span></dd>` : html`<dt>Key</dt><dd>${p.configured ? html`<span class="mono">…${p.last4 ?? '····'}</span>` : html`<span class="muted">none</span>`}</dd>
     <dt>Source</dt><dd>${p.configured ? from : html`<span class="muted">—</span>`}${p.shadowed.length ? html`<div class="muted small">overrides the key in ${p.shadowed.map((o) => ORIGIN_LABEL[o]).join(', ')}</div>` : ''}</dd>`}
+    ${routingFacts(p)}
     <dt>Native path</dt><dd class="mono small">${d ? `/${d.id}${PROTOCOL_FACTS[d.protocol].mainPath}` : ''}</dd>
   </dl>
   <div class="provider-actions">

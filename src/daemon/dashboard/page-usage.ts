@@ -1,6 +1,7 @@
 // Usage page, rendered on the server from the hourly rollups: totals, requests and tokens over
 // time, cost by model and by key, latency percentiles per provider, and the recent requests with
 // filters (plain GET parameters, so every view has a URL).
+import { parseRoute } from '../observe/route-text.js';
 import { Html, html } from './html.js';
 import { legend, meter, timeChart } from './charts.js';
 import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, providerName } from './format.js';
@@ -135,12 +136,20 @@ function askedFor(r: StoredRequest): Html | string {
   return html`<div class="muted small mono" title="the model the request asked for">asked ${r.requestedModel}</div>`;
 }
 
+/** What routing did, when it did more than one attempt or served from a pool: the attempts in full on hover. */
+function routeNote(r: StoredRequest): Html | string {
+  const attempts = parseRoute(r.route).length;
+  if (attempts < 2 && !r.keyLabel) return '';
+  const parts = [attempts > 1 ? `${attempts} attempts` : '', r.waitedMs ? `waited ${fmtMs(r.waitedMs)}` : '', r.keyLabel ? `key ${r.keyLabel}` : ''].filter(Boolean);
+  return html`<div class="muted small mono" data-route="${r.route ?? ''}" title="${r.route ?? ''}">${parts.join(' · ')}</div>`;
+}
+
 export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html {
   const ok = r.status < 400;
   return html`<tr data-request-id="${r.requestId}">
   <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>
   <td>${r.keyName}</td>
-  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${providerName(r.provider)}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}</td>
+  <td class="nowrap"><span class="prov-dot ${r.provider}" title="${providerName(r.provider)}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}${routeNote(r)}</td>
   <td><span class="tag">${r.mode}${r.stream ? ' · stream' : ''}</span></td>
   <td><span class="badge ${ok ? 'ok' : 'error'}" title="${r.errorMessage ?? ''}">${r.status}${r.errorCode && !ok ? ` ${r.errorCode}` : ''}</span></td>
   <td class="num">${fmtMs(r.durationMs)}</td>

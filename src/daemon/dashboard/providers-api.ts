@@ -1,6 +1,7 @@
 // Providers for the dashboard and `/admin/providers`: where each key comes from (never the key:
 // at most its last four characters), storing a pasted key once into the OS keychain, and a test
-// that asks the provider's models endpoint whether the key the daemon holds is accepted.
+// that asks the provider's models endpoint whether the key the daemon holds is accepted; with each
+// provider's key pool (labels, masked, resting or refused) and its open circuit breakers.
 import type { ProviderId } from '../../providers/types.js';
 import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
 import { allProviders, findProvider, provider as descriptor, providerIds, upstreamPath } from '../../providers/registry.js';
@@ -9,6 +10,7 @@ import { GatewayError } from '../http/errors.js';
 import { gatewayCallHeaders } from '../relay/upstream.js';
 import { deleteInsecureSecret, type GatewaySecretSource } from '../store/secret-source.js';
 import type { SecretOrigin } from '../store/secrets.js';
+import type { PoolKeyReport } from '../access/provider-keys.js';
 import { ApiError } from './http.js';
 
 export interface ProviderView {
@@ -25,6 +27,10 @@ export interface ProviderView {
   /** Added with --no-key: it takes no key (and `configured` is true). */
   keyless: boolean;
   quirks: string | null;
+  /** Every key the daemon holds for it (a pool has several): label, masked form, state; never a key. */
+  keys: PoolKeyReport[];
+  /** Its targets the circuit breaker passes over now (`provider/model`, or the provider when unreachable), and until when (ISO). */
+  breakers: Array<{ target: string; until: string }>;
 }
 
 export interface KeychainView { available: boolean; name: string | null; survivesReboot: boolean; error: string | null }
@@ -55,7 +61,9 @@ export async function keychainView(secrets: GatewaySecretSource): Promise<Keycha
 }
 
 export async function listProviders(deps: ProviderDeps): Promise<{ keychain: KeychainView; providers: ProviderView[] }> {
-  const upstreams = deps.ctx().upstreams;
+  const ctx = deps.ctx();
+  const upstreams = ctx.upstreams;
+  const open = ctx.breaker.open();
   const providers = allProviders();
   // A provider that takes no key has nothing to look up.
   const [keychain, lookups] = await Promise.all([keychainView(deps.secrets), Promise.all(providers.map((p) => (p.auth ? deps.secrets.inspect(p.id) : undefined)))]);
@@ -75,6 +83,8 @@ export async function listProviders(deps: ProviderDeps): Promise<{ keychain: Key
         source: p.source,
         keyless: !p.auth,
         quirks: p.quirks ?? null,
+        keys: ctx.providerKeys.states(p.id),
+        breakers: open.filter((b) => b.key === p.id || b.key.startsWith(`${p.id}/`)).map((b) => ({ target: b.key, until: new Date(b.until).toISOString() })),
       };
     }),
   };

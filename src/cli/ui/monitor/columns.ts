@@ -1,6 +1,7 @@
 // The monitor's table columns and how each row reads, as plain strings (pure): the layout drops
 // or narrows columns as the terminal narrows, and the provider/model column takes what is left.
 import type { RequestMode } from '../../../daemon/observe/events.js';
+import { summarizeRoute } from '../../../daemon/observe/route-text.js';
 import { familyOf } from '../../../providers/models.js';
 import { bytes, cell, clock, compact, duration, fit, SPINNER } from '../common/format.js';
 import type { Row } from './rows.js';
@@ -63,7 +64,24 @@ function doorText(row: Row): string {
   return row.provider ?? row.mode ?? '';
 }
 
-/** provider/model; when that does not fit, the model alone if its name already says the provider. */
+/** provider/model, or the model alone (`short`) when its name already says the provider. */
+function targetText(provider: string | null, model: string, short: boolean): string {
+  const bare = provider && model.startsWith(`${provider}/`) ? model.slice(provider.length + 1) : model;
+  if (!provider) return bare;
+  return short && familyOf(bare) === provider ? bare : `${provider}/${bare}`;
+}
+
+/**
+ * What the gateway did on the way, as short marks after the model: `↻2` two retries of one target
+ * and key, `⇄1` one move to another key of the pool, `→ openai/gpt-5.4` the fallback that served.
+ */
+export function routeMarks(row: Row, short = false): { marks: string; served: string } {
+  const r = summarizeRoute(row.route);
+  const marks = [r.retries > 0 ? `↻${r.retries}` : '', r.keySwitches > 0 ? `⇄${r.keySwitches}` : ''].filter(Boolean).join(' ');
+  return { marks, served: row.served ? `→ ${targetText(row.served.provider, row.served.model, short)}` : '' };
+}
+
+/** provider/model and the route's marks; when that does not fit, the model alone if its name already says the provider. */
 function modelText(row: Row, width: number): string {
   if (row.refused) {
     // The reason first: it is what the row is about, and it survives a narrow column.
@@ -72,10 +90,14 @@ function modelText(row: Row, width: number): string {
   }
   if (row.mode === null && row.model === null) return '(started before the monitor)';
   if (row.model === null) return `${row.provider ?? '?'} ${row.path ?? ''}`.trimEnd();
-  const model = row.provider && row.model.startsWith(`${row.provider}/`) ? row.model.slice(row.provider.length + 1) : row.model;
-  if (!row.provider) return model;
-  const full = `${row.provider}/${model}`;
-  return full.length > width && familyOf(model) === row.provider ? model : full;
+  const join = (asked: string, m: { marks: string; served: string }) => [asked, m.marks, m.served].filter(Boolean).join(' ');
+  const full = join(targetText(row.provider, row.model, false), routeMarks(row));
+  if (full.length <= width) return full;
+  const short = routeMarks(row, true);
+  const asked = targetText(row.provider, row.model, true);
+  const tail = [short.marks, short.served].filter(Boolean).join(' ');
+  // The marks and the target that served outlast the name asked for, which is cut first.
+  return tail ? `${fit(asked, Math.max(4, width - tail.length - 1))} ${tail}` : asked;
 }
 
 function tokensText(row: Row): string {

@@ -3,6 +3,7 @@
 import { bytes, clock, compact, duration, fit } from '../common/format.js';
 import { refusalText, tokensPerSecond } from './columns.js';
 import type { Row } from './rows.js';
+import { outcomeText, parseRoute } from '../../../daemon/observe/route-text.js';
 
 export interface DetailLine { text: string; tone?: 'error' | 'muted' | 'title' }
 
@@ -16,6 +17,20 @@ function wrap(text: string, width: number, indent: string): string[] {
 const ms3 = (t: number) => `${clock(t)}.${String(Math.floor(t % 1000)).padStart(3, '0')}`;
 const maybe = (n: number | undefined) => (n === undefined ? '–' : compact(n));
 
+/** Each attempt the gateway made and why it ended, and the time waited between them. */
+function attemptLines(row: Row, width: number, label: (name: string) => string): DetailLine[] {
+  const attempts = parseRoute(row.route);
+  if (attempts.length === 0) return [];
+  const waited = row.waitedMs ? ` · waited ${duration(row.waitedMs)} between them` : '';
+  const head = { text: fit(`${label('attempts')}${attempts.length}${waited}`, width) };
+  const pad = Math.min(40, Math.max(...attempts.map((a) => a.provider.length + a.model.length + (a.label ? a.label.length + 1 : 0) + 1)));
+  return [head, ...attempts.map((a, i) => {
+    const target = `${a.provider}/${a.model}${a.label ? `#${a.label}` : ''}`;
+    const failed = i < attempts.length - 1 || row.state === 'error';
+    return { text: fit(`  ${i + 1}. ${target.padEnd(pad)}  ${outcomeText(a.outcome)}`, width), ...(failed ? { tone: 'muted' as const } : {}) };
+  })];
+}
+
 export function detailLines(row: Row, now: number, width: number, maxLines: number): DetailLine[] {
   const label = (name: string) => name.padEnd(10);
   const outcome = row.refused ? refusalText(row.error?.code ?? '') : row.state === 'ok' ? 'ok' : 'error';
@@ -24,9 +39,10 @@ export function detailLines(row: Row, now: number, width: number, maxLines: numb
   const streaming = row.stream === null || row.refused ? '' : row.stream ? ' · streaming' : ' · not streaming';
   const lines: DetailLine[] = [
     { text: fit(`request #${row.seq}  ${row.id}  ${row.method ?? ''} ${row.path ?? ''}`.trimEnd(), width), tone: 'title' },
-    { text: fit(`${label('route')}${row.mode ?? '–'} · ${row.provider ?? '–'} · ${row.model ?? '–'}${streaming}`, width) },
-    { text: fit(`${label('key')}${row.keyName ?? '–'}${row.keyId ? ` (${row.keyId})` : ''}`, width) },
+    { text: fit(`${label('route')}${row.mode ?? '–'} · ${row.provider ?? '–'} · ${row.model ?? '–'}${row.served ? ` → served by ${row.served.provider}/${row.served.model}` : ''}${streaming}`, width) },
+    { text: fit(`${label('key')}${row.keyName ?? '–'}${row.keyId ? ` (${row.keyId})` : ''}${row.keyLabel ? ` · provider key ${row.keyLabel}` : ''}`, width) },
     { text: fit(`${label('status')}${state}`, width), ...(row.state === 'error' ? { tone: 'error' as const } : {}) },
+    ...attemptLines(row, width, label),
   ];
   const total = row.state === 'live' ? now - row.start : row.durationMs;
   const gen = total !== null && row.ttfbMs !== null ? total - row.ttfbMs : null;

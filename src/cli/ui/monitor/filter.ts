@@ -1,6 +1,6 @@
 // The monitor's filter language (the `f` key): space-separated terms that must all match.
-//   openai            bare word: provider, model, key name or status (substring, any case)
-//   provider:gemini   p: — key:chat k: — model:gpt m: — mode:native — status:429 s: (4xx, 5xx, err, ok, live)
+//   openai            bare word: provider, model, key name, route (attempts) or status (substring, any case)
+//   provider:gemini   p: — key:chat k: — model:gpt m: (the served target's too) — mode:native — status:429 s: (4xx, 5xx, err, ok, live)
 //   -key:env          a leading "-" negates a term
 import type { Row } from './rows.js';
 
@@ -45,12 +45,13 @@ function statusMatches(row: Row, v: string): boolean {
 function termMatches(row: Row, t: FilterTerm): boolean {
   const has = (s: string | null) => s !== null && s.toLowerCase().includes(t.value);
   switch (t.field) {
-    case 'provider': return has(row.provider);
+    case 'provider': return has(row.provider) || has(row.served?.provider ?? null);
     case 'key': return has(row.keyName);
-    case 'model': return has(row.model);
+    case 'model': return has(row.model) || has(row.served?.model ?? null);
     case 'mode': return has(row.mode);
     case 'status': return statusMatches(row, t.value);
-    case 'any': return has(row.provider) || has(row.model) || has(row.keyName) || statusMatches(row, t.value);
+    // The route too: `529` or `openai` finds a request that met a 529 or fell back to OpenAI on the way.
+    case 'any': return has(row.provider) || has(row.model) || has(row.keyName) || has(row.route) || statusMatches(row, t.value);
     default: { const never: never = t.field; return never; }
   }
 }

@@ -24,6 +24,14 @@ export interface RequestRecord {
   error?: { code: string; message: string };
   /** The gateway refused it before calling a provider. */
   refused?: true;
+  /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`). */
+  route?: string;
+  /** The target that served, when a fallback served it elsewhere than `provider`/`model` say. */
+  served?: { provider: string; model: string };
+  /** Time waited between attempts, in ms. */
+  waitedMs?: number;
+  /** The label of the pool key that served. */
+  keyLabel?: string;
 }
 
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -61,6 +69,10 @@ export function createRecordJoiner(): (ev: GatewayEvent) => RequestRecord | unde
       usage: ev.usage,
       ...(ev.type === 'failed' ? { error: { code: ev.code, message: ev.message } } : {}),
       ...(ev.type === 'failed' && ev.refused ? { refused: true as const } : {}),
+      ...(ev.route !== undefined ? { route: ev.route } : {}),
+      ...(ev.served !== undefined ? { served: ev.served } : {}),
+      ...(ev.waitedMs !== undefined ? { waitedMs: round(ev.waitedMs) } : {}),
+      ...(ev.keyLabel !== undefined ? { keyLabel: ev.keyLabel } : {}),
     };
   };
 }

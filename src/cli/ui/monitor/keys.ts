@@ -61,7 +61,12 @@ export function footerText(view: View, paused: boolean): string {
     .join('  ');
 }
 
+/** What the marks after a row's model mean (columns.ts routeMarks writes them). */
+const ROUTE_MARKS = [
+  '', 'after the model: ↻2 retried twice · ⇄1 moved to another key of the pool · → openai/gpt-5.4 a fallback served it',
+];
+
 /** Lines for the help view. */
 export function helpLines(): string[] {
-  return SHORTCUTS.filter((s) => s.help).map((s) => `${s.label.padEnd(6)} ${s.help}`);
+  return [...SHORTCUTS.filter((s) => s.help).map((s) => `${s.label.padEnd(6)} ${s.help}`), ...ROUTE_MARKS];
 }

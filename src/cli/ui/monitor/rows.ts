@@ -34,6 +34,14 @@ export interface Row {
   /** The gateway refused it before calling a provider (bad key, unknown model…). */
   refused: boolean;
   end: number | null;
+  /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`), once it ended. */
+  route: string | null;
+  /** Where a fallback served it, when that is not where it started. */
+  served: { provider: string; model: string } | null;
+  /** Time waited between attempts (retry-after, backoff). */
+  waitedMs: number | null;
+  /** The label of the pool key that served it. */
+  keyLabel: string | null;
 }
 
 function blankRow(seq: number, id: string, start: number): Row {
@@ -41,6 +49,7 @@ function blankRow(seq: number, id: string, start: number): Row {
     seq, id, start, keyName: null, keyId: null, mode: null, provider: null, model: null, method: null, path: null,
     stream: null, requestBytes: null, headers: null, state: 'live', status: null, ttfbMs: null, firstByteAt: null,
     durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, refused: false, end: null,
+    route: null, served: null, waitedMs: null, keyLabel: null,
   };
 }
 
@@ -103,6 +112,7 @@ export function applyEvent(w: Work, ev: GatewayEvent): void {
         state: ev.type === 'finished' ? 'ok' : 'error',
         error: ev.type === 'failed' ? { code: ev.code, message: ev.message } : null,
         refused: ev.type === 'failed' && ev.refused === true,
+        route: ev.route ?? null, served: ev.served ?? null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
         ...(ev.type === 'finished' ? { outputBytes: ev.outputBytes, model: row.model ?? ev.model } : {}),
       };
       w.totals.tokensIn += ev.usage.inputTokens ?? 0;

@@ -6,8 +6,9 @@ import type { Database } from '../../store/sqlite.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
 
-export type GroupBy = 'model' | 'key' | 'provider' | 'day';
-export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'day'];
+/** `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label) that served. */
+export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day';
+export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'provider-key', 'day'];
 
 export interface UsageTotals {
   requests: number;
@@ -25,9 +26,9 @@ export interface UsageTotals {
 }
 
 export interface UsageGroup extends UsageTotals {
-  /** Stable identifier: `provider/model`, key id, provider, or local `YYYY-MM-DD`. */
+  /** Stable identifier: `provider/model`, key id, provider, `provider#label` (`provider` alone for a provider without a pool), or local `YYYY-MM-DD`. */
   group: string;
-  /** What to show: same as group, except the key's name for `by key`. */
+  /** What to show: same as group, except the key's name for `by key` and `provider (no pool)` for `by provider-key`. */
   label: string;
 }
 
@@ -80,7 +81,7 @@ export function splitRange(from: number, to: number): { hours: Array<[number, nu
   return { hours: ([[from, d0], [d1, to]] as Array<[number, number]>).filter(([a, b]) => b > a), days: [d0, d1] };
 }
 
-const DIM_COLUMNS = 'key_id, key_name, provider, model, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+const DIM_COLUMNS = 'key_id, key_name, provider, model, key_label, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
 
 /** A subquery over the rollups by key/provider/model for a range, and its parameters. */
 function dims(r: Range): { sql: string; args: number[] } {
@@ -110,21 +111,31 @@ export function usageTotals(db: Database, r: Range): UsageTotals {
   return totalsOf(db.prepare(`SELECT ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ?`).get(from, to) as unknown as RawSums);
 }
 
-/** One row per key × provider × model in the range, summed inside SQLite. */
-export interface Combo extends RawSums { key_id: string; key_name: string; provider: string; model: string }
+/** One row per key × provider × model × provider key label ('' without a pool) in the range, summed inside SQLite. */
+export interface Combo extends RawSums { key_id: string; key_name: string; provider: string; model: string; key_label: string }
 
 export function usageCombos(db: Database, r: Range): Combo[] {
   const src = dims(r);
-  return db.prepare(`SELECT key_id, MAX(key_name) AS key_name, provider, model, ${SUMS} FROM ${src.sql} GROUP BY key_id, provider, model`)
+  return db.prepare(`SELECT key_id, MAX(key_name) AS key_name, provider, model, key_label, ${SUMS} FROM ${src.sql} GROUP BY key_id, provider, model, key_label`)
     .all(...src.args) as unknown as Combo[];
 }
 
-/** Groups combos by model, key or provider. */
+/** A combo's group and what to show for it. */
+function groupOf(c: Combo, by: Exclude<GroupBy, 'day'>): [string, string] {
+  switch (by) {
+    case 'model': { const m = `${c.provider}/${c.model || '(unknown)'}`; return [m, m]; }
+    case 'key': return [String(c.key_id), String(c.key_name)];
+    case 'provider': return [c.provider, c.provider];
+    case 'provider-key': return c.key_label ? [`${c.provider}#${c.key_label}`, `${c.provider}#${c.key_label}`] : [c.provider, `${c.provider} (no pool)`];
+    default: { const never: never = by; return never; }
+  }
+}
+
+/** Groups combos by model, key, provider or provider key. */
 export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'>): UsageGroup[] {
   const groups = new Map<string, { label: string; sums: RawSums }>();
   for (const c of combos) {
-    const [group, label] = by === 'model' ? [`${c.provider}/${c.model || '(unknown)'}`, `${c.provider}/${c.model || '(unknown)'}`]
-      : by === 'key' ? [String(c.key_id), String(c.key_name)] : [c.provider, c.provider];
+    const [group, label] = groupOf(c, by);
     let g = groups.get(group);
     if (!g) { g = { label, sums: zeroSums() }; groups.set(group, g); }
     addSums(g.sums, c);
@@ -222,7 +233,7 @@ interface DbRequest {
   model: string | null; requested_model: string | null; method: string; path: string; stream: number; status: number; error_code: string | null;
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
-  reasoning_tokens: number | null; cost: number | null;
+  reasoning_tokens: number | null; cost: number | null; route: string | null; waited_ms: number | null; key_label: string | null;
 }
 
 function fromDb(r: DbRequest): StoredRequest {
@@ -233,6 +244,7 @@ function fromDb(r: DbRequest): StoredRequest {
     errorMessage: r.error_message, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms, requestBytes: r.request_bytes,
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
     cacheWriteTokens: r.cache_write_tokens, reasoningTokens: r.reasoning_tokens, cost: r.cost,
+    route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
   };
 }
 

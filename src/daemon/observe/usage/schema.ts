@@ -126,6 +126,35 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE requests ADD COLUMN requested_model TEXT');
     },
   },
+  {
+    version: 5,
+    description: 'what routing did (the attempts, the time waited) and the provider key label, per request and in the rollups',
+    up(db) {
+      // The rollups gain the pool key's label as a dimension ('' when its provider has no pool, as
+      // every older row had), so usage and cost per provider key outlive the raw rows. A primary
+      // key cannot be altered: each table is copied into its new shape.
+      const sums = `requests INTEGER NOT NULL, errors INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+          cached_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL,
+          cost REAL NOT NULL, unpriced INTEGER NOT NULL, duration_ms REAL NOT NULL`;
+      const columns = 'key_id, provider, model, key_name, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+      const rebuild = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `
+        CREATE TABLE ${table}_v5 (
+          ${period} INTEGER NOT NULL, key_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, key_label TEXT NOT NULL DEFAULT '',
+          key_name TEXT NOT NULL, ${sums},
+          PRIMARY KEY (${period}, key_id, provider, model, key_label)
+        ) WITHOUT ROWID;
+        INSERT INTO ${table}_v5 (${period}, key_label, ${columns}) SELECT ${period}, '', ${columns} FROM ${table};
+        DROP TABLE ${table};
+        ALTER TABLE ${table}_v5 RENAME TO ${table};`;
+      db.exec(`
+        ALTER TABLE requests ADD COLUMN route TEXT;
+        ALTER TABLE requests ADD COLUMN waited_ms REAL;
+        ALTER TABLE requests ADD COLUMN key_label TEXT;
+        ${rebuild('hourly', 'hour')}
+        ${rebuild('daily', 'day')}
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -46,6 +46,12 @@ export interface UsageRow {
   reasoningTokens: number | null;
   /** USD; null when unknown (model not in the price table, or no token counts reported). */
   cost: number | null;
+  /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`); null before schema 5 and for native requests. */
+  route: string | null;
+  /** Time waited between attempts (retry-after, backoff); null when none. */
+  waitedMs: number | null;
+  /** The label of the provider key that served, when its provider has a key pool. */
+  keyLabel: string | null;
 }
 
 /** A request's bodies as stored with `usage.logBodies` on: already capped and redacted. */
@@ -62,7 +68,7 @@ export const isError = (status: number): boolean => status >= 400;
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
 const insertRequestsSql = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
   method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost) VALUES ${Array.from({ length: n }, () => `(${Array(24).fill('?').join(', ')})`).join(', ')}`;
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label) VALUES ${Array.from({ length: n }, () => `(${Array(27).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
 /** The statement text per row count, made once (its statement is then found by it in the cache). */
 const insertTexts = new Map<number, string>();
@@ -75,16 +81,17 @@ function insertRequests(n: number): string {
 function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
   out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
     r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
-    int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost);
+    int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost,
+    r.route, r.waitedMs, r.keyLabel);
 }
 
 const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms'];
 const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
 const SUM_PARAMS = SUM_COLUMNS.map(() => '?').join(', ');
 
-/** Upserts into `hourly` or `daily`: per period and key/provider/model. */
-const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_name, ${SUM_COLUMNS.join(', ')})
-  VALUES (?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
+/** Upserts into `hourly` or `daily`: per period and key/provider/model/provider key label. */
+const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_label, key_name, ${SUM_COLUMNS.join(', ')})
+  VALUES (?, ?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model, key_label) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
 const UPSERT_TOTALS = `INSERT INTO hourly_totals (hour, ${SUM_COLUMNS.join(', ')}) VALUES (?, ${SUM_PARAMS})
   ON CONFLICT (hour) DO UPDATE SET ${ADD_SUMS}`;
 const UPSERT_LATENCY_HOURLY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count)
@@ -106,7 +113,7 @@ export const DAY_MS = 86_400_000;
 export const floorDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
 
 interface Sums { requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number }
-interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyName: string }
+interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyLabel: string; keyName: string }
 
 const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
 const sumValues = (a: Sums): number[] => [a.requests, a.errors, Math.round(a.input), Math.round(a.output), Math.round(a.cached),
@@ -135,16 +142,16 @@ interface Aggregates {
   latencyDaily: LatencyCounts[];
 }
 
-/** The rollup targets of one (hour, key, provider, model): consecutive rows of a batch mostly share them. */
+/** The rollup targets of one (hour, key, provider, model, label): consecutive rows of a batch mostly share them. */
 interface Targets {
-  hour: number; keyId: string; provider: string; model: string;
+  hour: number; keyId: string; provider: string; model: string; label: string;
   hourly: DimAgg; daily: DimAgg; total: Sums;
   latency: { duration: [LatencyCounts, LatencyCounts]; ttfb: [LatencyCounts, LatencyCounts] };
 }
 
 /**
  * Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. String
- * keys are built only when a row's (hour, key, provider, model) differs from the previous row's.
+ * keys are built only when a row's (hour, key, provider, model, label) differs from the previous row's.
  */
 function aggregate(rows: readonly UsageRow[]): Aggregates {
   const hourly = new Map<string, DimAgg>();
@@ -152,10 +159,10 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
   const totals = new Map<number, Sums>();
   const latencyHourly = new Map<string, LatencyCounts>();
   const latencyDaily = new Map<string, LatencyCounts>();
-  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string): DimAgg => {
-    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}`;
+  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string, label: string): DimAgg => {
+    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}\u0000${label}`;
     let a = map.get(k);
-    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyName: r.keyName, ...zero() }; map.set(k, a); }
+    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyLabel: label, keyName: r.keyName, ...zero() }; map.set(k, a); }
     return a;
   };
   const lat = (map: Map<string, LatencyCounts>, period: number, provider: string, metric: 'duration' | 'ttfb'): LatencyCounts => {
@@ -169,13 +176,14 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
   for (const r of rows) {
     const hour = floorHour(r.startedAt);
     const model = r.model ?? '';
-    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model) {
+    const label = r.keyLabel ?? '';
+    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model || t.label !== label) {
       const day = floorDay(r.startedAt);
       let total = totals.get(hour);
       if (!total) { total = zero(); totals.set(hour, total); }
       t = {
-        hour, keyId: r.keyId, provider: r.provider, model,
-        hourly: dim(hourly, hour, r, model), daily: dim(daily, day, r, model), total,
+        hour, keyId: r.keyId, provider: r.provider, model, label,
+        hourly: dim(hourly, hour, r, model, label), daily: dim(daily, day, r, model, label), total,
         latency: {
           duration: [lat(latencyHourly, hour, r.provider, 'duration'), lat(latencyDaily, day, r.provider, 'duration')],
           ttfb: [lat(latencyHourly, hour, r.provider, 'ttfb'), lat(latencyDaily, day, r.provider, 'ttfb')],
@@ -244,7 +252,7 @@ export class UsageStore {
       }
       for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
         const up = this.statements.get(upsertDims(table, period));
-        for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyName, ...sumValues(a));
+        for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyLabel, a.keyName, ...sumValues(a));
       }
       const tot = this.statements.get(UPSERT_TOTALS);
       for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
