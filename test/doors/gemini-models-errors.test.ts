@@ -5,6 +5,8 @@
 // a RetryInfo with the same delay), a provider stream that breaks off (an error, never a clean end).
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// These tests are about how one provider answer reaches the client: no retries (test/routing has those).
+import { NO_RETRIES } from '../helpers/routing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript, openaiScript } from '../helpers/scripted-providers.js';
 import type { MockHandler } from '../helpers/mock-provider.js';
@@ -12,7 +14,7 @@ import type { MockHandler } from '../helpers/mock-provider.js';
 let gw: TestGateway;
 let ai: GoogleGenAI;
 beforeAll(async () => {
-  gw = await startTestGateway({ settings: { aliases: { house: 'anthropic/claude-sonnet-4-5' } } });
+  gw = await startTestGateway({ settings: { aliases: { house: 'anthropic/claude-sonnet-4-5' }, routing: NO_RETRIES } });
   gw.mocks.anthropic.setHandler(anthropicScript);
   gw.mocks.openai.setHandler(openaiScript);
   ai = new GoogleGenAI({ apiKey: gw.key, httpOptions: { baseUrl: gw.url } });

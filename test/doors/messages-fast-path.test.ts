@@ -6,12 +6,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { MOCK_TEXT } from '../helpers/mock-provider.js';
+// These tests are about how one provider answer reaches the client: no retries (test/routing has those).
+import { NO_RETRIES } from '../helpers/routing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
 let client: Anthropic;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ settings: { routing: NO_RETRIES } });
   client = new Anthropic({ baseURL: gw.url, apiKey: gw.key, maxRetries: 0 });
 });
 afterAll(async () => { await gw?.close(); });

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// These tests are about how one provider answer reaches the client: no retries (test/routing has those).
+import { NO_RETRIES } from '../helpers/routing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import type { MockHandler } from '../helpers/mock-provider.js';
 import { FINAL_TEXT, geminiScript, openaiScript } from '../helpers/scripted-providers.js';
@@ -15,7 +17,7 @@ import { FINAL_TEXT, geminiScript, openaiScript } from '../helpers/scripted-prov
 let gw: TestGateway;
 let client: Anthropic;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ settings: { routing: NO_RETRIES } });
   gw.mocks.openai.setHandler(openaiScript);
   gw.mocks.gemini.setHandler(geminiScript);
   client = new Anthropic({ baseURL: gw.url, apiKey: gw.key, maxRetries: 0 });

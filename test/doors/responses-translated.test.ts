@@ -5,13 +5,15 @@
 // stored answers (retrieve, delete, input_items), store: false, and the errors.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// These tests are about how one provider answer reaches the client: no retries (test/routing has those).
+import { NO_RETRIES } from '../helpers/routing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript, FINAL_TEXT, GEMINI_SIGNATURE, geminiScript } from '../helpers/scripted-providers.js';
 
 let gw: TestGateway;
 let client: OpenAI;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ settings: { routing: NO_RETRIES } });
   gw.mocks.anthropic.setHandler(anthropicScript);
   gw.mocks.gemini.setHandler(geminiScript);
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 });

@@ -2,13 +2,15 @@
 // keeps the provider's message; mid-stream errors become one error event, then the stream ends.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// These tests are about how one provider answer reaches the client: no retries (test/routing has those).
+import { NO_RETRIES } from '../helpers/routing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import type { MockReply } from '../helpers/mock-provider.js';
 
 let gw: TestGateway;
 let client: OpenAI;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ settings: { routing: NO_RETRIES } });
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 });
 });
 afterAll(async () => { await gw?.close(); });
