@@ -29,11 +29,12 @@ export function streamsFromWholeAnswer(q: QuirkProfile, stream: boolean, hasTool
 
 export function sendAnswerAsStream(
   res: ServerResponse, renderer: StreamRenderer, answer: Response, tracker: RequestTracker, model: string, capture: BodyCapture | undefined,
+  headers: Readonly<Record<string, string>> = SSE_HEADERS,
 ): void {
   let text = '';
   for (const ev of answerAsStreamEvents(answer)) text += renderer.push(ev);
   text += renderer.end();
-  res.writeHead(200, SSE_HEADERS);
+  res.writeHead(200, headers);
   res.end(text);
   capture?.wrote(text);
   tracker.responseIsStream(true);

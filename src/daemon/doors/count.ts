@@ -12,7 +12,7 @@ import { gatewayCallHeaders } from '../relay/upstream.js';
 import { clientOf } from './clients.js';
 import { DONE, type Attempt, type DoorRun } from './door.js';
 import { failedAnswer, failedTransport } from './provider-error.js';
-import { setRouteHeader } from './route-header.js';
+import { withRoute } from './route-header.js';
 
 export async function countThrough(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, res, tracker, capture } = run;
@@ -40,8 +40,7 @@ export async function countThrough(run: DoorRun): Promise<Attempt> {
     try { tokens = counter.read(JSON.parse(outcome.text)); } catch { tokens = undefined; }
   }
   const estimate = tokens === undefined;
-  setRouteHeader(run, 200);
-  const text = sendJson(res, 200, counting.render(tokens ?? estimateInputTokens(ir)), estimate ? { 'x-gateway-token-count': 'estimate' } : {});
+  const text = sendJson(res, 200, counting.render(tokens ?? estimateInputTokens(ir)), withRoute(run, 200, estimate ? { 'x-gateway-token-count': 'estimate' } : {}));
   capture?.wrote(text);
   tracker.wrote(text.length);
   tracker.finish(200, {}, route.model);

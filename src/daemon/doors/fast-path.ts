@@ -12,7 +12,7 @@ import { clientOf, loadedClient } from './clients.js';
 import { providerHeaders } from '../relay/upstream.js';
 import { DONE, type Attempt, type DoorRun, type Obj } from './door.js';
 import { failedAnswer, failedTransport } from './provider-error.js';
-import { setRouteHeader } from './route-header.js';
+import { ROUTE_HEADER, routeHeader } from './route-header.js';
 
 export async function fastPath(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, raw, body, req, res, tracker, capture } = run;
@@ -35,7 +35,7 @@ export async function fastPath(run: DoorRun): Promise<Attempt> {
   try {
     held = await relayAsIs(ctx, p.id, res, tracker, {
       stream: run.stream, model, capture, protocol: door.protocol, onAnswered: run.extras.onAnswered,
-      forDoor: { rewrite, streamError, beforeHead: (status) => setRouteHeader(run, status) },
+      forDoor: { rewrite, streamError, beforeHead: (status, out) => { const route = routeHeader(run, status); if (route !== undefined) out[ROUTE_HEADER] = route; } },
     }, { method: 'POST', path, headers, body: out });
   } catch (err) { return failedTransport(run, err); }
   if (held === undefined) return DONE;

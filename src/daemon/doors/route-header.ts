@@ -11,16 +11,35 @@ export function attemptName(run: DoorRun): string {
   return run.route.keyLabel !== '' && run.ctx.providerKeys.isPool(run.route.p.id) ? `${targetName(run.route)}#${run.route.keyLabel}` : targetName(run.route);
 }
 
-/** Sets `x-gateway-route` (before the answer's headers go): the failed attempts, then this one's status. */
-export function setRouteHeader(run: DoorRun, status?: number): void {
-  if (run.res.headersSent) return;
-  const all = status === undefined ? run.attempts : [...run.attempts, `${attemptName(run)}=${status}`];
-  if (all.length === 0) return;
-  const route = all.join(', ');
-  run.res.setHeader('x-gateway-route', route);
+/**
+ * `x-gateway-route` for the answer about to go: the failed attempts, then this one's status (none
+ * for a failure being delivered). Also tells the request's record. Undefined when there is nothing
+ * to say (a request refused before any attempt).
+ */
+export function routeHeader(run: DoorRun, status?: number): string | undefined {
+  const attempts = run.attempts;
+  const now = status === undefined ? undefined : `${attemptName(run)}=${status}`;
+  const route = now === undefined ? attempts.join(', ') : attempts.length === 0 ? now : `${attempts.join(', ')}, ${now}`;
+  if (route === '') return undefined;
   // The record says it too (the monitor, the usage history), and which target served when it moved.
-  const moved = run.route.p.id !== run.tracker.startedProvider || run.route.model !== run.tracker.startedModel;
-  const label = run.route.keyLabel !== '' && run.ctx.providerKeys.isPool(run.route.p.id) ? run.route.keyLabel : undefined;
-  run.tracker.routed(moved ? { provider: run.route.p.id, model: run.route.model } : undefined, route, run.waitedMs, label);
+  const { p, model, keyLabel } = run.route;
+  const moved = p.id !== run.tracker.startedProvider || model !== run.tracker.startedModel;
+  const label = keyLabel !== '' && run.ctx.providerKeys.isPool(p.id) ? keyLabel : undefined;
+  run.tracker.routed(moved ? { provider: p.id, model } : undefined, route, run.waitedMs, label);
+  return route;
 }
 
+/** Puts the route on headers being written (cheaper than setHeader, which writeHead then merges). */
+export function withRoute(run: DoorRun, status: number, headers: Readonly<Record<string, string>>): Record<string, string> {
+  const route = routeHeader(run, status);
+  return route === undefined ? { ...headers } : { ...headers, [ROUTE_HEADER]: route };
+}
+
+/** Sets the route on the response whose headers are not written yet (a failure being delivered). */
+export function setRouteHeader(run: DoorRun): void {
+  if (run.res.headersSent) return;
+  const route = routeHeader(run);
+  if (route !== undefined) run.res.setHeader(ROUTE_HEADER, route);
+}
+
+export const ROUTE_HEADER = 'x-gateway-route';

@@ -91,14 +91,7 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
     const p = run.route.p.id;
     const retries = routing.providers[p]?.retries ?? routing.retries;
     const used = new Set<string>();
-    /** The pool's next healthy key this request has not used, onto the route; false when none is left. */
-    const nextKey = async (): Promise<boolean> => {
-      used.add(run.route.keyLabel);
-      const k = await ctx.providerKeys.pick(p, { exclude: used, ...keyOrder(routing, p) });
-      if (!k) return false;
-      run.route = { ...run.route, providerKey: k.value, keyLabel: k.label };
-      return true;
-    };
+    const nextKey = (): Promise<boolean> => nextPoolKey(run, used, routing);
     keys: for (;;) {
       for (let retry = 0; ; retry++) {
         const a = await attempt(run);
@@ -144,6 +137,16 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
   throw new GatewayError('upstream_unreachable', `every target of this route is resting after failures (${run.attempts.join(', ')}); try again shortly`);
 }
 
+/** The pool's next healthy key this request has not used, onto the route; false when none is left. */
+async function nextPoolKey(run: DoorRun, used: Set<string>, routing: RoutingSettings): Promise<boolean> {
+  const p = run.route.p.id;
+  used.add(run.route.keyLabel);
+  const k = await run.ctx.providerKeys.pick(p, { exclude: used, ...keyOrder(routing, p) });
+  if (!k) return false;
+  run.route = { ...run.route, providerKey: k.value, keyLabel: k.label };
+  return true;
+}
+
 const keyOrder = (routing: RoutingSettings, p: string): { order?: KeyOrder } => {
   const order = routing.providers[p]?.keyOrder;
   return order === undefined ? {} : { order };
@@ -154,12 +157,16 @@ async function deliver(run: DoorRun, a: Extract<Attempt, { kind: 'failed' }>): P
   await a.deliver();
 }
 
-/** One attempt on the run's current route: the door's prepare hook, then its path. */
-async function attempt(run: DoorRun): Promise<Attempt> {
+/** One attempt on the run's current route: the door's prepare hook, then its path (no extra await when there is no hook). */
+function attempt(run: DoorRun): Promise<Attempt> {
   run.raw = run.clientRaw;
   run.body = run.clientBody;
   run.extras = {};
-  await run.door.prepare?.(run);
+  const prepare = run.door.prepare;
+  return prepare ? prepare(run).then(() => path(run)) : path(run);
+}
+
+function path(run: DoorRun): Promise<Attempt> {
   if (run.route.protocol === run.door.protocol && !wholeAnswerFor(run)) return fastPath(run);
   if (run.call.count) return countThrough(run);
   return translateThrough(run);

@@ -15,7 +15,7 @@ import { sendAnswerAsStream, wholeAnswerFor } from './answer-stream.js';
 import { clientOf, loadedClient } from './clients.js';
 import { DONE, type Attempt, type DoorRun } from './door.js';
 import { failedAnswer, failedTransport } from './provider-error.js';
-import { setRouteHeader } from './route-header.js';
+import { withRoute } from './route-header.js';
 
 export async function translateThrough(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, res, tracker, capture } = run;
@@ -37,8 +37,9 @@ export async function translateThrough(run: DoorRun): Promise<Attempt> {
   if (run.call.streamFormat) rctx.streamFormat = run.call.streamFormat;
 
   const openStream: OpenStream | undefined = !stream ? undefined : (done) => {
-    setRouteHeader(run, 200);
-    res.writeHead(200, rctx.streamFormat === 'json-array' ? { ...SSE_HEADERS, 'content-type': 'application/json; charset=utf-8' } : SSE_HEADERS);
+    const head = withRoute(run, 200, SSE_HEADERS);
+    if (rctx.streamFormat === 'json-array') head['content-type'] = 'application/json; charset=utf-8';
+    res.writeHead(200, head);
     res.flushHeaders();
     const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
     return createRelaySink(ctx, p.id, res, tracker, relay, model, capture, done);
@@ -62,15 +63,14 @@ export async function translateThrough(run: DoorRun): Promise<Attempt> {
     throw new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`);
   }
   const answer = upstream.readResponse(json, target);
-  setRouteHeader(run, 200);
   if (wholeAnswer) {
-    sendAnswerAsStream(res, client.createStreamRenderer(rctx), answer, tracker, model, capture);
+    sendAnswerAsStream(res, client.createStreamRenderer(rctx), answer, tracker, model, capture, withRoute(run, 200, SSE_HEADERS));
     return DONE;
   }
   const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${prefix}${answer.model}` } : rctx);
   const text = JSON.stringify(rendered);
   rctx.onFinal?.(rendered as Record<string, unknown>, text);
-  tracker.wrote(sendJsonText(res, 200, text));
+  tracker.wrote(sendJsonText(res, 200, text, withRoute(run, 200, {})));
   capture?.wrote(text);
   tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);
   return DONE;

@@ -2,7 +2,7 @@
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../../providers/types.js';
-import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
+import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestFailed, type RequestFinished, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
 
 export class Stats {
   requestsServed = 0;
@@ -155,25 +155,25 @@ export class RequestTracker {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
-    if (this.bus.size > 0) this.bus.publish({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model, ...this.routing() });
+    if (this.bus.size > 0) this.bus.publish(this.withRouting({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model }));
     this.onDone?.();
   }
 
-  private routing(): { served?: { provider: string; model: string }; route?: string; waitedMs?: number; keyLabel?: string } {
-    if (this.route === undefined) return {};
-    return {
-      route: this.route,
-      ...(this.served ? { served: this.served } : {}),
-      ...(this.waitedMs > 0 ? { waitedMs: Math.round(this.waitedMs) } : {}),
-      ...(this.keyLabel ? { keyLabel: this.keyLabel } : {}),
-    };
+  /** The end event with its routing fields, only those with something to say (set, not spread: this runs per request). */
+  private withRouting<E extends RequestFinished | RequestFailed>(ev: E): E {
+    if (this.route === undefined) return ev;
+    ev.route = this.route;
+    if (this.served) ev.served = this.served;
+    if (this.waitedMs > 0) ev.waitedMs = Math.round(this.waitedMs);
+    if (this.keyLabel) ev.keyLabel = this.keyLabel;
+    return ev;
   }
 
   fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
-    if (this.bus.size > 0) this.bus.publish({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage, ...this.routing() });
+    if (this.bus.size > 0) this.bus.publish(this.withRouting({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage }));
     this.onDone?.();
   }
 }

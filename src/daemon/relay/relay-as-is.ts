@@ -51,8 +51,8 @@ export interface RelayOptions {
     rewrite?: ChunkRewriter;
     /** The one event that tells the client, in its protocol, that the stream broke off (else the connection is cut). */
     streamError?: (error: GatewayError) => string | undefined;
-    /** Right before a good answer's headers go to the client, with its status. */
-    beforeHead?: (status: number) => void;
+    /** Right before a good answer's headers go to the client: its status, and the headers to add to. */
+    beforeHead?: (status: number, headers: Record<string, string | string[]>) => void;
   };
 }
 
@@ -108,8 +108,8 @@ class NativeRelay extends ClientBoundCall {
     this.tap = createNativeUsageTap(this.opts.protocol, contentType);
     this.tracker.responseIsStream(streaming);
     if (door && (statusCode >= 400 || !streaming)) { this.held = { headers, parts: [], size: 0, error: statusCode >= 400 }; return; }
-    door?.beforeHead?.(statusCode);
     const out = forwardResponseHeaders(headers);
+    door?.beforeHead?.(statusCode, out);
     if (streaming && statusCode < 300 && door?.rewrite) {
       this.rewrite = door.rewrite;
       delete out['content-length'];
@@ -152,8 +152,9 @@ class NativeRelay extends ClientBoundCall {
     if (h && !this.res.destroyed) {
       // A door's whole answer, complete: status, headers and body in one write.
       const body = h.parts.length === 1 ? h.parts[0]! : Buffer.concat(h.parts, h.size);
-      this.opts.forDoor?.beforeHead?.(this.status);
-      this.res.writeHead(this.status, forwardResponseHeaders(h.headers));
+      const out = forwardResponseHeaders(h.headers);
+      this.opts.forDoor?.beforeHead?.(this.status, out);
+      this.res.writeHead(this.status, out);
       this.opts.capture?.wrote(body);
       tracker.wrote(body.length);
       this.res.end(body);

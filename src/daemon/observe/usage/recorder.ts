@@ -208,7 +208,8 @@ export class UsageRecorder {
           reasoningTokens: ev.usage.reasoningTokens ?? null,
           cost: requestCost(this.prices, provider, model, ev.usage, ev.status, started.time)
             ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status, started.time) : null),
-          route: ev.route ?? null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
+          // A single attempt's route is the row's own provider and model: only a longer one is kept.
+          route: ev.route !== undefined && ev.route.includes(',') ? ev.route : null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
         };
         this.rows.add(row);
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
