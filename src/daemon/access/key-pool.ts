@@ -75,6 +75,12 @@ export class KeyPool {
    * one as `pick` gives, else the first not refused, else the first; the provider's own answer then
    * tells the user what is wrong.
    */
+  /** The key under `label` when it is healthy (a session's own key), without moving the turn. */
+  healthy(label: string, now: number): PoolKey | undefined {
+    const e = this.entries.find((x) => x.label === label);
+    return e && this.state(e, now) === 'ok' ? { label: e.label, value: e.key } : undefined;
+  }
+
   serve(order: KeyOrder, now: number): PoolKey | undefined {
     const healthy = this.pick(order, now);
     if (healthy) return healthy;

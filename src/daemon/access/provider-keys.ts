@@ -84,11 +84,22 @@ export class ProviderKeys {
 
   /** The key for a provider (with a pool, a healthy one in turn), or the 503 telling the user which command fixes it. */
   async require(p: ProviderId): Promise<string> {
-    const cached = this.cached(p);
-    if (cached) return cached;
+    return this.cached(p) ?? (await this.serve(p)).value;
+  }
+
+  /**
+   * A key with its label: a healthy one in turn, else the first not refused, else the first (so the
+   * provider's own answer reaches the user); the 503 when the provider has no key at all.
+   */
+  async serve(p: ProviderId, order?: KeyOrder): Promise<PoolKey> {
     // A provider that takes no key gets none (setProviderAuth sends nothing for it).
-    if (!descriptor(p).auth) return '';
-    return (await this.held(p)).serve(this.order(p), this.now())!.value;
+    if (!descriptor(p).auth) return { label: DEFAULT_LABEL, value: '' };
+    return (await this.held(p)).serve(this.order(p, order), this.now())!;
+  }
+
+  /** The key under `label` when it is healthy (a session keeps its key), else undefined. */
+  healthy(p: ProviderId, label: string): PoolKey | undefined {
+    return this.pools.get(p)?.healthy(label, this.now());
   }
 
   private order(p: ProviderId, given?: KeyOrder): KeyOrder {

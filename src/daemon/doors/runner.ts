@@ -186,28 +186,26 @@ function pause(res: ServerResponse, ms: number): Promise<boolean> {
 /** A target as the paths use it: its descriptor, protocol for this door, Target, provider key. */
 /**
  * A target as the paths use it: its descriptor, protocol for this door, Target, and a provider
- * key (a session's own key while it is healthy, so the provider's cache stays warm; else the
- * pool's next). Undefined when every key of its pool is resting or refused.
+ * key: a session's own key while it is healthy, so the provider's cache stays warm; else the
+ * pool's next. Undefined when every key of its pool is resting or refused, unless `anyKey`: then
+ * the one a provider with a single key would use serves (its own answer, or the route's next
+ * target, then decides).
  */
-async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel, session?: string): Promise<Route | undefined> {
+async function routeOf(ctx: DaemonContext, door: Door, resolved: ResolvedModel, session?: string, anyKey = false): Promise<Route | undefined> {
   const p = descriptor(resolved.provider);
   const protocol = upstreamProtocol(p, resolved.model, door.protocol);
-  const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
+  const { order } = keyOrder(ctx.settings.routing ?? DEFAULT_ROUTING, p.id);
   let key;
   if (ctx.providerKeys.isPool(p.id)) {
     const held = session === undefined ? undefined : ctx.sessions.key(session, `${p.id}/${resolved.model}`);
-    const healthy = held !== undefined && ctx.providerKeys.states(p.id).some((k) => k.label === held && k.state === 'ok');
-    key = await ctx.providerKeys.pick(p.id, { ...keyOrder(routing, p.id), ...(healthy ? { exclude: othersThan(ctx, p.id, held!) } : {}) });
+    key = (held === undefined ? undefined : ctx.providerKeys.healthy(p.id, held)) ?? await ctx.providerKeys.pick(p.id, order === undefined ? {} : { order });
+    if (!key && anyKey) key = await ctx.providerKeys.serve(p.id, order);
     if (!key) return undefined;
   } else {
     key = { label: '', value: ctx.providerKeys.cached(p.id) ?? await ctx.providerKeys.require(p.id) };
   }
   return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey: key.value, keyLabel: key.label };
 }
-
-/** Every label of a provider's pool but `label` (to pick that one). */
-const othersThan = (ctx: DaemonContext, p: string, label: string): ReadonlySet<string> =>
-  new Set(ctx.providerKeys.states(p).map((k) => k.label).filter((l) => l !== label));
 
 /**
  * Admission: the proxy key, the body, the model and its route, the provider's key; then the
@@ -242,7 +240,7 @@ async function admit(
   facts.provider = first.provider;
   facts.model = first.model;
   checkModelAllowed(key, asked);
-  const route = await routeOf(ctx, door, first, sessionId) ?? await everyKeyResting(ctx, door, first);
+  const route = (await routeOf(ctx, door, first, sessionId, true))!;
   // A body the fast path does not read is parsed only when some target is not of the door's protocol.
   body ??= targets.length === 1 && route.protocol === door.protocol ? {} : jsonObject(raw);
 
@@ -257,19 +255,6 @@ async function admit(
     ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], waitedMs: 0, stream, tracker, capture, extras: {},
   };
   return { run, targets, session };
-}
-
-/**
- * The first target's pool has no healthy key: its first key still not refused serves the
- * request (the provider's own answer, or the route's next target, then decides), as a provider
- * with one key does.
- */
-async function everyKeyResting(ctx: DaemonContext, door: Door, resolved: ResolvedModel): Promise<Route> {
-  const p = descriptor(resolved.provider);
-  const protocol = upstreamProtocol(p, resolved.model, door.protocol);
-  const states = ctx.providerKeys.states(p.id);
-  const label = (states.find((k) => k.state !== 'refused') ?? states[0])?.label ?? '';
-  return { p, model: resolved.model, protocol, target: targetOf(p, resolved.model, protocol), providerKey: await ctx.providerKeys.require(p.id), keyLabel: label };
 }
 
 /** A request's session (routing/sessions.ts) and its route's own first target. */
