@@ -3,18 +3,16 @@
 // door's renderer. Streams are relayed chunk by chunk (relay/stream-relay.ts), never held back.
 import type { RenderContext } from '../../providers/ir/protocol.js';
 import { loadedProviderSide, providerSide } from '../../providers/protocols/provider-sides.js';
-import { upstreamPath } from '../../providers/registry.js';
 import { GatewayError } from '../http/errors.js';
 import { sendJsonText, SSE_HEADERS } from '../http/send.js';
 import { irUsageToTokens } from '../observe/events.js';
 import { createIrRelay } from '../relay/ir-relay.js';
 import { createRelaySink } from '../relay/stream-relay.js';
-import { callUpstream, type CallOutcome, type OpenStream } from '../relay/upstream-call.js';
-import { gatewayCallHeaders } from '../relay/upstream.js';
+import type { OpenStream } from '../relay/upstream-call.js';
 import { sendAnswerAsStream, wholeAnswerFor } from './answer-stream.js';
 import { clientOf, loadedClient } from './clients.js';
 import { DONE, type Attempt, type DoorRun } from './door.js';
-import { failedAnswer, failedTransport } from './provider-error.js';
+import { callProvider } from './provider-call.js';
 import { withRoute } from './route-header.js';
 
 export async function translateThrough(run: DoorRun): Promise<Attempt> {
@@ -44,22 +42,10 @@ export async function translateThrough(run: DoorRun): Promise<Attempt> {
     const relay = createIrRelay(upstream.createStreamReader(target), client.createStreamRenderer(rctx));
     return createRelaySink(ctx, p.id, res, tracker, relay, model, capture, done);
   };
-  let outcome: CallOutcome;
-  try {
-    outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
-      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
-      headers: gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
-    }, res, openStream);
-  } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    return failedTransport(run, err);
-  }
-  if (outcome.kind === 'client_closed') { tracker.fail(499, 'client_closed', 'client closed the connection'); return DONE; }
-  if (outcome.kind === 'streamed') return DONE;
-  if (outcome.kind === 'cut') throw ctx.upstreams.failure(p.id, outcome.err, 'response');
-  if (outcome.status >= 400) return failedAnswer(run, protocol, { status: outcome.status, headers: outcome.headers, body: Buffer.from(outcome.text, 'utf8') });
+  const answered = await callProvider(run, call, stream, openStream);
+  if ('kind' in answered) return answered;
   let json: unknown;
-  try { json = JSON.parse(outcome.text); } catch {
+  try { json = JSON.parse(answered.text); } catch {
     throw new GatewayError('upstream_unreachable', `${p.displayName} sent a response that is not JSON`);
   }
   const answer = upstream.readResponse(json, target);
