@@ -10,6 +10,8 @@ import type { ProviderKeys } from './access/provider-keys.js';
 import type { ResponseStore } from './store/responses.js';
 import type { Stats } from './observe/tracker.js';
 import type { Upstreams } from './relay/upstream.js';
+import type { Limiter } from './limits/limiter.js';
+import type { PriceTable } from './observe/usage/prices.js';
 
 export interface DaemonSettings {
   bodyLimitBytes: number;
@@ -21,6 +23,8 @@ export interface DaemonSettings {
   routing?: RoutingSettings;
   /** The providers the user added (config.json): put into the registry at start and on every reload. */
   providers?: readonly ProviderDescriptor[];
+  /** The price list (shipped, with config.json's `usage.prices`) budgets are charged by; the shipped one when absent. */
+  prices?: PriceTable;
 }
 
 export interface DaemonContext {
@@ -34,6 +38,8 @@ export interface DaemonContext {
   breaker: Breaker;
   /** Which target each session is held on after a fallback (routing/sessions.ts). */
   sessions: Sessions;
+  /** Per-key budgets, rate and concurrency limits: reserve at admission, settle at the end. */
+  limits: Limiter;
   /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */

@@ -11,7 +11,7 @@ import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
 import { originsFromEnv } from './relay/upstream.js';
 import type { GatewayEvent, RequestFailed, RequestFinished, RequestStarted } from './observe/events.js';
-import { openUsageHistory, recordUsage, storeBodies, type UsageHistory, type UsageRecorder } from './observe/usage/index.js';
+import { openUsageHistory, recordUsage, storeBodies, usageConfig, type UsageHistory, type UsageRecorder } from './observe/usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
 
@@ -115,7 +115,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       const c = readConfig(dir);
       reportProblems(c);
       if (c.routing.problems.length === 0) routing = c.routing.settings;
-      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing };
+      // Budgets are charged by the price list the usage history prices by (usage.prices included).
+      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, prices: usageConfig(c.usage).prices };
     },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },

@@ -31,6 +31,8 @@ import { GEMINI_DOOR, geminiCall } from './doors/gemini.js';
 import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
 import { parseResponsesSettings, ResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
+import { Limiter } from './limits/limiter.js';
+import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
 
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
@@ -103,10 +105,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const clock = opts.clock ?? Date.now;
   const responsesConfig = parseResponsesSettings(settings.responses);
   for (const w of responsesConfig.warnings) log(w);
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  let shipped: PriceTable | undefined;
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
     responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
-    upstreams: new Upstreams({ ...opts.origins }, { ...DEFAULT_TIMEOUTS, ...opts.timeouts }),
+    upstreams: new Upstreams({ ...opts.origins }, timeouts),
+    limits: new Limiter({
+      stateDir: opts.stateDir, clock, log,
+      prices: () => settings.prices ?? (shipped ??= buildPriceTable(readShippedPrices()).table),
+      // A claim outlives any answer still arriving within the upstream timeouts; one past them belonged to a request that vanished.
+      holdMs: () => timeouts.connectMs + timeouts.headersMs + timeouts.idleMs,
+    }),
     bus: new EventBus(),
     breaker: new Breaker(clock),
     sessions: new Sessions(clock),
@@ -246,6 +256,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       keys.close();
       configWatch?.close();
       await ctx.responses.close();
+      ctx.limits.close();
       await ctx.upstreams.close();
     },
   };

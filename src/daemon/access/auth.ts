@@ -7,7 +7,7 @@ import { withoutProviderPrefix, type KeyPlacement } from '../../providers/regist
 import { GatewayError, type Protocol } from '../http/errors.js';
 import { isKeyParamName } from '../http/http-util.js';
 import { keyRefusal } from './key-refusals.js';
-import { hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from '../store/keys.js';
+import { hashKey, keyStatus, PROXY_KEY_PREFIX, withValidLimits, type KeyRecord } from '../store/keys.js';
 import { FILES } from '../store/paths.js';
 import { watchStateFile, type FileWatch } from '../store/watch-file.js';
 import { join } from 'node:path';
@@ -77,7 +77,7 @@ export class KeyIndex {
       }
     }
     const next = new Map<string, KeyRecord>();
-    for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, k);
+    for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, withValidLimits(k));
     this.byHash = next;
   }
 

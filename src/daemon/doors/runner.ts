@@ -32,6 +32,8 @@ import type { Attempt, Door, DoorCall, DoorRun, Obj, Route } from './door.js';
 import { fastPath } from './fast-path.js';
 import { attemptName, setRouteHeader, targetName } from './route-header.js';
 import { translateThrough } from './translate.js';
+import { isPriced, worstCase } from '../limits/estimate.js';
+import { limitOf, unpriced } from '../limits/limiter.js';
 
 /** A door's request error as the client sees it: a translator's refusal is a 400 naming the field. */
 export function asGatewayError(err: unknown): unknown {
@@ -47,12 +49,13 @@ export async function runDoor(
 ): Promise<void> {
   const { run, targets, session } = await admit(ctx, door, req, res, query, facts, call);
   try {
+    if (run.key.limits) await reserve(run, targets);
     await attempts(run, targets, session);
     // Every path finishes its record; one that did not is a gateway bug, and must not stay "in flight".
     if (!run.tracker.done) run.tracker.fail(500, 'internal_error', 'the request ended without an answer');
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge instanceof GatewayError) run.tracker.fail(ge.status, ge.code, ge.message);
+    if (ge instanceof GatewayError) run.tracker.fail(ge.status, ge.code, ge.message, {}, limitOf(ge));
     else run.tracker.fail(500, 'internal_error', 'internal gateway error');
     setRouteHeader(run);
     throw ge;
@@ -135,6 +138,26 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
   }
   if (last) { await deliver(run, last); return; }
   throw new GatewayError('upstream_unreachable', `every target of this route is resting after failures (${run.attempts.join(', ')}); try again shortly`);
+}
+
+/**
+ * A key with limits reserves the request's worst case over the targets it may be served by, before
+ * anything goes upstream; its record's end settles it. A key with a budget may only use priced
+ * models: the first target unpriced is refused, a fallback unpriced is passed over.
+ */
+async function reserve(run: DoorRun, targets: ResolvedModel[]): Promise<void> {
+  const { ctx, key } = run;
+  const limits = key.limits!;
+  const prices = ctx.limits.prices();
+  if (limits.budget) {
+    if (!isPriced(targets[0]!, prices)) throw unpriced(key.name, targetName(targets[0]!));
+    for (let i = targets.length - 1; i > 0; i--) {
+      if (!isPriced(targets[i]!, prices)) run.attempts.push(`${targetName(targets.splice(i, 1)[0]!)}=unpriced`);
+    }
+  }
+  const worst = run.call.count ? { input: 0, output: 0, usd: 0 } : worstCase(targets, run.door.protocol, run.clientBody, run.clientRaw.length, prices, ctx.clock());
+  const hold = await ctx.limits.reserve(key, limits, run.tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 });
+  run.tracker.onEnd(hold.settle);
 }
 
 /** The pool's next healthy key this request has not used, onto the route; false when none is left. */
@@ -241,8 +264,9 @@ async function admit(
   facts.model = first.model;
   checkModelAllowed(key, asked);
   const route = (await routeOf(ctx, door, first, sessionId, true))!;
-  // A body the fast path does not read is parsed only when some target is not of the door's protocol.
-  body ??= targets.length === 1 && route.protocol === door.protocol ? {} : jsonObject(raw);
+  // A body the fast path does not read is parsed only when some target is not of the door's
+  // protocol, or its key's limits need its output cap.
+  body ??= targets.length === 1 && route.protocol === door.protocol && !key.limits ? {} : jsonObject(raw);
 
   const stream = call.stream ?? body.stream === true;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {

@@ -16,6 +16,14 @@ export const ERROR_CODES = {
   key_revoked: { status: 401, openai: 'invalid_request_error', anthropic: 'authentication_error', google: 'UNAUTHENTICATED' },
   key_expired: { status: 401, openai: 'invalid_request_error', anthropic: 'authentication_error', google: 'UNAUTHENTICATED' },
   model_not_allowed: { status: 403, openai: 'permission_error', anthropic: 'permission_error', google: 'PERMISSION_DENIED' },
+  // A key with a budget asked for a model the price list does not name (limits/limiter.ts).
+  model_unpriced: { status: 403, openai: 'permission_error', anthropic: 'permission_error', google: 'PERMISSION_DENIED' },
+  // A key's own rpm, tpm or concurrency limit; `retry-after` says when the request fits.
+  rate_limited: { status: 429, openai: 'rate_limit_error', anthropic: 'rate_limit_error', google: 'RESOURCE_EXHAUSTED', openaiCode: 'rate_limit_exceeded' },
+  // A key's budget is spent: OpenAI's quota error, Anthropic's billing error, Google's exhausted resource.
+  budget_exceeded: { status: 429, openai: 'insufficient_quota', anthropic: 'billing_error', google: 'RESOURCE_EXHAUSTED', openaiCode: 'insufficient_quota' },
+  // Limits are set on the key but their store cannot be opened: refused rather than served unlimited.
+  limits_unavailable: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   // GET /v1/models/{id} for an id no alias or provider list knows: OpenAI's 404 `model_not_found`.
   unknown_model: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: 'model_not_found' },
   // A previous_response_id the gateway's store does not hold (OpenAI answers the same).
@@ -40,6 +48,8 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export class GatewayError extends Error {
   readonly status: number;
+  /** Headers the error answer carries (a limit's `retry-after` and `x-gateway-limit`). */
+  headers?: Record<string, string>;
   constructor(readonly code: ErrorCode, message: string, readonly param: string | null = null) {
     super(message);
     this.name = 'GatewayError';
@@ -65,5 +75,6 @@ export function toErrorBody(err: GatewayError, protocol: Protocol): unknown {
 
 /** Writes an error response (headers not yet sent). */
 export function sendError(res: ServerResponse, err: GatewayError, protocol: Protocol): void {
+  if (err.headers) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   sendJson(res, err.status, toErrorBody(err, protocol));
 }

@@ -3,6 +3,7 @@
 // must queue the event itself and never throw back into the request path.
 import type { Usage } from '../../providers/ir/types.js';
 import type { ProviderId } from '../../providers/types.js';
+import type { LimitKind } from '../limits/limits.js';
 
 /** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages, Responses or Gemini door. */
 export type RequestMode = 'unified' | 'native' | 'messages' | 'responses' | 'gemini';
@@ -100,6 +101,8 @@ export interface RequestFailed {
   usage: TokenUsage;
   /** The gateway refused the request before calling a provider (bad key, unknown model, bad JSON). */
   refused?: true;
+  /** The key's own limit that refused it (limits/limits.ts): its status is 429. */
+  limit?: LimitKind;
   /**
    * A door's request served elsewhere than it started (a fallback): the provider and model id of
    * the target that answered; and `route`, its attempts as x-gateway-route lists them.

@@ -2,6 +2,7 @@
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../../providers/types.js';
+import type { LimitKind } from '../limits/limits.js';
 import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestFailed, type RequestFinished, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
 
 export class Stats {
@@ -81,6 +82,20 @@ export interface TrackStart {
   headers?: Record<string, string | string[] | undefined>;
 }
 
+/** How a request ended, for what settles it (a key's limits): the target that served it, what it used. */
+export interface TrackEnd {
+  status: number;
+  /** The failure's code; absent when it finished. */
+  code?: string;
+  usage: TokenUsage;
+  /** The model the provider says it served, when known. */
+  model: string | null;
+  /** The provider and model that served it (a fallback's), as routed. */
+  provider: ProviderId;
+  requested: string | null;
+  outputBytes: number;
+}
+
 export class RequestTracker {
   readonly id = `req_${runId}${(++seq).toString(36)}`;
   private readonly t0 = performance.now();
@@ -128,6 +143,17 @@ export class RequestTracker {
   /** Runs once, right after the finished/failed event (the body log stores the request's bodies then). */
   whenDone(fn: () => void): void { this.onDone = fn; }
 
+  private settle: ((end: TrackEnd) => void) | undefined;
+  /** Runs once with how the request ended, before its end event (a key's limits settle there). */
+  onEnd(fn: (end: TrackEnd) => void): void { this.settle = fn; }
+
+  private ending(status: number, usage: TokenUsage, model: string | null, code?: string): void {
+    this.settle!({
+      status, usage, model, outputBytes: this.bytes, ...(code === undefined ? {} : { code }),
+      provider: (this.served?.provider ?? this.startedProvider) as ProviderId, requested: this.served?.model ?? this.startedModel,
+    });
+  }
+
   /** Records what the response says about streaming; published with the first byte. */
   responseIsStream(stream: boolean): void { this.streaming = stream; }
 
@@ -155,6 +181,7 @@ export class RequestTracker {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
+    if (this.settle) this.ending(status, usage, model);
     if (this.bus.size > 0) this.bus.publish(this.withRouting({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model }));
     this.onDone?.();
   }
@@ -169,11 +196,17 @@ export class RequestTracker {
     return ev;
   }
 
-  fail(status: number, code: string, message: string, usage: TokenUsage = {}): void {
+  /** `limit`: the key's own limit refused the request (its 429). */
+  fail(status: number, code: string, message: string, usage: TokenUsage = {}, limit?: LimitKind): void {
     if (this.ended) return;
     this.ended = true;
     this.stats.end();
-    if (this.bus.size > 0) this.bus.publish(this.withRouting({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage }));
+    if (this.settle) this.ending(status, usage, null, code);
+    if (this.bus.size > 0) {
+      const ev: RequestFailed = { type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage };
+      if (limit) ev.limit = limit;
+      this.bus.publish(this.withRouting(ev));
+    }
     this.onDone?.();
   }
 }

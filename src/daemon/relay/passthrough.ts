@@ -12,6 +12,10 @@ import type { DaemonContext } from '../context.js';
 import { declaredLength, limitedBody, readBody, upstreamQuery } from '../http/http-util.js';
 import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
 import { relayAsIs } from './relay-as-is.js';
+import { GatewayError } from '../http/errors.js';
+import { isPriced, worstCase } from '../limits/estimate.js';
+import { limitOf, unpriced } from '../limits/limiter.js';
+import type { KeyRecord } from '../store/keys.js';
 import { providerHeaders } from './upstream.js';
 
 
@@ -40,15 +44,16 @@ export async function handleNative(
   const limit = ctx.settings.bodyLimitBytes;
   const length = declaredLength(req, limit);
 
-  // Only keys with a model allow-list make us look at the body; the original bytes still go upstream.
+  // Only keys with a model allow-list or limits make us look at the body; the original bytes still go upstream.
   let buffered: Buffer | undefined;
   let model: string | null = wire.modelIn === 'path' ? nativeModel('path', nativePath, undefined) : null;
   seen.model = model;
-  if (record.models) {
-    if (wire.modelIn === 'body') buffered = await readBody(req, limit);
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  if (record.models || record.limits) {
+    if (hasBody && (wire.modelIn === 'body' || record.limits)) buffered = await readBody(req, limit);
     model = nativeModel(wire.modelIn, nativePath, buffered);
     seen.model = model;
-    checkModelAllowed(record, model);
+    if (record.models) checkModelAllowed(record, model);
   }
   const providerKey = ctx.providerKeys.cached(provider) ?? await ctx.providerKeys.require(provider);
 
@@ -57,7 +62,6 @@ export async function handleNative(
   const q = upstreamQuery(rawQuery);
   // The path under the prefix, mapped onto the provider's base URL (its path written once).
   const path = upstreamPath(p, q ? `${nativePath}?${q}` : nativePath);
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   const stream = /[:?&]alt=sse|streamGenerateContent/.test(path) || (req.headers.accept ?? '').includes('text/event-stream');
   // logBodies (debugging only): the body is read whole to keep a copy, and that buffer goes upstream.
   const bodyLog = ctx.bodyLog;
@@ -68,9 +72,34 @@ export async function handleNative(
     method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
   });
   seen.tracked = true;
+  if (record.limits) await reserveNative(ctx, record, tracker, p, answerProtocol(p, nativePath), model, buffered);
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
   await relayAsIs(ctx, provider, res, tracker, { stream, model, capture, protocol: answerProtocol(p, nativePath) }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+}
+
+/**
+ * A key with limits reserves a native request's worst case too (the provider's own usage settles
+ * it), so no path bypasses a budget; the refusal ends the request's record.
+ */
+async function reserveNative(
+  ctx: DaemonContext, key: KeyRecord, tracker: RequestTracker, p: ProviderDescriptor, protocol: ProtocolId, model: string | null, body: Buffer | undefined,
+): Promise<void> {
+  const limits = key.limits!;
+  try {
+    const prices = ctx.limits.prices();
+    const target = model === null ? undefined : { provider: p.id, model };
+    if (limits.budget && target && !isPriced(target, prices)) throw unpriced(key.name, `${p.id}/${model}`);
+    let parsed: unknown;
+    try { parsed = body ? JSON.parse(body.toString('utf8')) : {}; } catch { /* the provider answers a body it cannot read */ }
+    const fields = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {};
+    const worst = target ? worstCase([target], protocol, fields, body?.length ?? 0, prices, ctx.clock()) : { input: body?.length ?? 0, output: 0, usd: 0 };
+    const hold = await ctx.limits.reserve(key, limits, tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 });
+    tracker.onEnd(hold.settle);
+  } catch (e) {
+    if (e instanceof GatewayError) tracker.fail(e.status, e.code, e.message, {}, limitOf(e));
+    throw e;
+  }
 }
 
 /** The protocol a native path's answer is in: another one the provider also speaks when the path is its, else its main one. */

@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { FILES } from './paths.js';
 import { readJsonSync, writePrivateFileSync } from './atomic.js';
+import { applyLimitsPatch, readStoredLimits, type KeyLimits, type LimitsPatch } from '../limits/limits.js';
 
 export const PROXY_KEY_PREFIX = 'sk-proxy-';
 
@@ -17,9 +18,20 @@ export interface KeyRecord {
   revokedAt: string | null;
   /** A short-lived key the daemon gave `chat` or `run` (POST /admin/session-keys); absent otherwise. */
   session?: true;
+  /** Budget, rate and concurrency limits (limits/limits.ts); absent: none. */
+  limits?: KeyLimits;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+/** A record as read from keys.json: limits a hand edit broke are dropped field by field, never half-applied. */
+export function withValidLimits(k: KeyRecord): KeyRecord {
+  if (k?.limits === undefined) return k;
+  const limits = readStoredLimits(k.limits);
+  if (limits) return { ...k, limits };
+  const { limits: _dropped, ...rest } = k;
+  return rest;
+}
 
 interface KeyFile { version: 1; keys: KeyRecord[] }
 
@@ -66,18 +78,30 @@ export class KeyStore {
 
   list(): KeyRecord[] {
     const file = readJsonSync<KeyFile>(this.path, { version: 1, keys: [] });
-    return Array.isArray(file.keys) ? file.keys : [];
+    return Array.isArray(file.keys) ? file.keys.map(withValidLimits) : [];
   }
 
   private save(keys: KeyRecord[]): void {
     writePrivateFileSync(this.path, JSON.stringify({ version: 1, keys } satisfies KeyFile, null, 2) + '\n');
   }
 
-  create(opts: { name?: string; expiresAt?: Date | null; models?: string[] | null } = {}, now = new Date()): { key: string; record: KeyRecord } {
+  create(opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits } = {}, now = new Date()): { key: string; record: KeyRecord } {
     return this.add(this.list(), opts, now);
   }
 
-  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; session?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
+  /** Changes a key's limits (a value sets, null removes, absent keeps); returns the record as saved. */
+  setLimits(idOrName: string, patch: LimitsPatch): KeyRecord {
+    const target = this.find(idOrName);
+    if (!target) throw new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+    const limits = applyLimitsPatch(target.limits, patch);
+    const updated: KeyRecord = { ...target };
+    if (limits) updated.limits = limits;
+    else delete updated.limits;
+    this.save(this.list().map((k) => (k.id === target.id ? updated : k)));
+    return updated;
+  }
+
+  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits; session?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
     const id = randomBytes(4).toString('hex');
     const name = opts.name ?? `${opts.namePrefix ?? 'key-'}${id}`;
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
@@ -89,6 +113,7 @@ export class KeyStore {
       models: opts.models && opts.models.length > 0 ? opts.models : null,
       revokedAt: null,
       ...(opts.session ? { session: true as const } : {}),
+      ...(opts.limits ? { limits: opts.limits } : {}),
     };
     this.save([...keys, record]);
     return { key, record };

@@ -155,6 +155,26 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 6,
+    description: 'the ledger of per-key limits: what each settled request of a key with limits used, once per request id',
+    up(db) {
+      // One row per settled request (its admission time, cost and tokens): a key's spend in a
+      // period and its last minute are read back from here when the daemon starts. Rows past the
+      // ledger's horizon (limits/sqlite-store.ts) are folded into one total per key.
+      db.exec(`
+        CREATE TABLE limit_spend (
+          request_id TEXT PRIMARY KEY,
+          key_id TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          usd REAL NOT NULL,
+          tokens INTEGER NOT NULL
+        );
+        CREATE INDEX limit_spend_key ON limit_spend (key_id, at);
+        CREATE TABLE limit_folded (key_id TEXT PRIMARY KEY, usd REAL NOT NULL) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

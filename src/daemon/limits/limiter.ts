@@ -1,0 +1,173 @@
+// Per-key limits on the request path: a request of a key with limits reserves its worst case
+// (estimate.ts) before anything goes upstream, is refused in its client's protocol when that does
+// not fit, and settles what it really used when its record ends. A key without limits costs
+// nothing here. The store (store.ts) opens on the first request of a key with limits.
+import { join } from 'node:path';
+import { GatewayError } from '../http/errors.js';
+import type { TokenUsage } from '../observe/events.js';
+import type { TrackEnd } from '../observe/tracker.js';
+import { bareModel, requestCost, type PriceTable } from '../observe/usage/prices.js';
+import { migrate } from '../observe/usage/schema.js';
+import { USAGE_DB_FILE } from '../observe/usage/store.js';
+import type { KeyRecord } from '../store/keys.js';
+import { openDatabase } from '../store/sqlite.js';
+import { formatBudget, hasLimits, LIMIT_KINDS, usd, type KeyLimits, type LimitKind } from './limits.js';
+import { SqliteLimitStore } from './sqlite-store.js';
+import type { Claim, LimitStore, Refused, Standing } from './store.js';
+
+export interface LimiterOptions {
+  stateDir: string;
+  clock: () => number;
+  /** The price list budgets are charged by (the usage history's). */
+  prices: () => PriceTable;
+  /** How long an unsettled claim is held: the upstream timeout, and a margin. */
+  holdMs: () => number;
+  log: (line: string) => void;
+  /** Another store (tests, a shared one); default: SQLite in the state directory's usage database. */
+  open?: () => Promise<LimitStore>;
+}
+
+/** What an admitted request holds; settled once, from its record's end. */
+export interface Hold {
+  readonly claim: Claim;
+  readonly input: number;
+  settle(end: TrackEnd): void;
+}
+
+export class Limiter {
+  private store: Promise<LimitStore> | undefined;
+
+  constructor(private readonly o: LimiterOptions) {}
+
+  /** The price list budgets are charged by, now. */
+  prices(): PriceTable { return this.o.prices(); }
+
+  private open(): Promise<LimitStore> {
+    this.store ??= (this.o.open ?? (async () => {
+      const db = await openDatabase(join(this.o.stateDir, USAGE_DB_FILE), { incrementalVacuum: true, setup: migrate });
+      return new SqliteLimitStore(db, this.o.clock);
+    }))().catch((e: unknown) => {
+      this.store = undefined; // tried again on the next request
+      this.o.log(`limits: the limit store could not be opened: ${(e as Error).message}`);
+      throw new GatewayError('limits_unavailable', 'this proxy key has limits, and the gateway cannot read its limit store right now; try again shortly');
+    });
+    return this.store;
+  }
+
+  /**
+   * Reserves `worst` for request `requestId` of `key` (whose limits are set), or throws the refusal.
+   * `input` is the input part of `worst.tokens`, kept to settle a request that ends without usage.
+   */
+  async reserve(key: KeyRecord, limits: KeyLimits, requestId: string, worst: { input: number; output: number; usd: number }): Promise<Hold> {
+    const store = await this.open();
+    const at = this.o.clock();
+    const claim: Claim = {
+      requestId, keyId: key.id, at, tokens: worst.input + worst.output,
+      usd: limits.budget ? worst.usd : 0, expiresAt: at + this.o.holdMs(),
+    };
+    const verdict = await store.reserve(limits, claim);
+    if (!verdict.ok) throw refusal(key.name, limits, verdict);
+    let settled = false;
+    return {
+      claim, input: worst.input,
+      settle: (end) => {
+        if (settled) return;
+        settled = true;
+        store.settle(claim, this.used(claim, worst.input, end)).catch((e: unknown) => {
+          this.o.log(`limits: could not record what request ${requestId} of key "${key.name}" used: ${(e as Error).message}`);
+        });
+      },
+    };
+  }
+
+  /** What a key has used and has left; undefined for a key without limits. */
+  async standing(key: KeyRecord): Promise<Standing | undefined> {
+    const limits = key.limits;
+    if (!hasLimits(limits)) return undefined;
+    return (await this.open()).standing(key.id, limits, this.o.clock());
+  }
+
+  close(): void {
+    void this.store?.then((s) => s.close(), () => {});
+  }
+
+  /**
+   * What an ended request used, priced as the usage history prices it. A provider that reported
+   * usage is taken at its word. Without it: an answer the provider refused (an error status)
+   * costs nothing; one that ended while the provider worked (the client left, the stream broke
+   * off, the provider timed out) or a good answer without counts costs its input estimate plus
+   * what reached the client (a token per 4 bytes), never more than the claim.
+   */
+  private used(claim: Claim, input: number, end: TrackEnd): { tokens: number; usd: number } {
+    const u = end.usage;
+    const known = u.inputTokens !== undefined && u.outputTokens !== undefined;
+    let usage: TokenUsage;
+    if (known) usage = u;
+    else if (end.status >= 400 && !PROVIDER_WORKED.has(end.code ?? '')) usage = { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 };
+    else usage = { ...u, inputTokens: u.inputTokens ?? input, outputTokens: Math.max(u.outputTokens ?? 0, Math.ceil(end.outputBytes / 4)) };
+    const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+    const prices = this.o.prices();
+    const reported = end.model ? bareModel(end.model) : null;
+    const priced = (reported ? requestCost(prices, end.provider, reported, usage, 200, claim.at) : null)
+      ?? (end.requested ? requestCost(prices, end.provider, bareModel(end.requested), usage, 200, claim.at) : null);
+    const cost = priced ?? claim.usd;
+    return { tokens, usd: known ? cost : Math.min(cost, claim.usd || cost) };
+  }
+}
+
+/** The limit a refusal names (its `x-gateway-limit`), for the request's record. */
+export function limitOf(e: GatewayError): LimitKind | undefined {
+  const v = e.headers?.['x-gateway-limit'];
+  return (LIMIT_KINDS as readonly string[]).includes(v ?? '') ? (v as LimitKind) : undefined;
+}
+
+/** A key with a budget asked for a model the price list cannot charge. */
+export function unpriced(keyName: string, model: string): GatewayError {
+  return new GatewayError('model_unpriced', `proxy key "${keyName}" has a budget, and model "${model}" has no price in the gateway's price list, so its cost could not be charged to it; add its prices under usage.prices in config.json (USD per million tokens: {"input": …, "output": …}) or use a priced model`);
+}
+
+/** Failures after which the provider may have billed work it did (as opposed to refusing the request). */
+const PROVIDER_WORKED = new Set(['client_closed', 'upstream_interrupted', 'upstream_timeout']);
+
+const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/** The refusal a client sees, in its protocol's shape (the server's error boundary writes it). */
+export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayError {
+  const headers: Record<string, string> = { 'x-gateway-limit': r.limit };
+  let message: string;
+  switch (r.limit) {
+    case 'budget': {
+      const b = limits.budget!;
+      const reset = r.resetAt === undefined ? 'it is a total budget and does not reset' : `it resets at ${new Date(r.resetAt).toISOString()}`;
+      message = `proxy key "${name}" has used ${usd(r.used)} of its ${formatBudget(b)} budget`
+        + (r.held > 0 ? ` (and requests in flight hold ${usd(r.held)} more)` : '')
+        + `; this request could cost up to ${usd(r.asked)}; ${reset}`;
+      if (r.resetAt !== undefined) headers['x-gateway-limit-reset'] = new Date(r.resetAt).toISOString();
+      const e = new GatewayError('budget_exceeded', message);
+      e.headers = headers; // no retry-after: an SDK would sleep on it until the period ends
+      return e;
+    }
+    case 'rpm':
+      message = `proxy key "${name}" is limited to ${r.max} requests a minute and made ${r.used} in the last minute; retry in ${seconds(r.retryAfterMs!)} s`;
+      break;
+    case 'tpm':
+      message = r.retryAfterMs === undefined
+        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}); lower its output cap (max_tokens) or raise the key's tpm`
+        : `proxy key "${name}" is limited to ${r.max} tokens a minute: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs)} s`;
+      break;
+    case 'concurrency':
+      message = `proxy key "${name}" may have ${r.max} requests in flight at once, and has ${r.used}; retry in 1 s`;
+      break;
+    default: {
+      const never: never = r.limit;
+      return never;
+    }
+  }
+  if (r.retryAfterMs !== undefined) {
+    headers['retry-after'] = String(seconds(r.retryAfterMs));
+    headers['retry-after-ms'] = String(Math.max(0, Math.ceil(r.retryAfterMs)));
+  }
+  const e = new GatewayError('rate_limited', message);
+  e.headers = headers;
+  return e;
+}

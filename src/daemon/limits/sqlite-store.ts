@@ -1,0 +1,221 @@
+// The laptop's limit store: one daemon owns the state directory, so its event loop is the lock.
+// Each key's minute windows, requests in flight and spend in the current period are counted in
+// memory, where a reservation is checked and held in one synchronous step (no await between the
+// check and the hold, so concurrent requests can never all pass). What must outlive the process
+// is written to the usage database before the settlement returns: one ledger row per settled
+// request (`limit_spend`, keyed by request id, so settling twice counts once). A daemon that
+// starts again reads each key's spend and last minute back from the ledger; the claims of the
+// requests a killed daemon had in flight died with it, which releases them.
+import type { Database, Statement } from '../store/sqlite.js';
+import { periodAt, type KeyLimits } from './limits.js';
+import type { Claim, LimitStore, Standing, Used, Verdict } from './store.js';
+
+const MINUTE = 60_000;
+/** Ledger rows older than this are folded into one total per key (a month is at most 31 days). */
+export const LEDGER_DAYS = 40;
+const DAY = 86_400_000;
+
+/** One request in a key's sliding minute: when it was admitted and its tokens (held, then settled). */
+interface Entry { id: string; at: number; tokens: number }
+
+class KeyState {
+  /** Admissions in the last minute, oldest first (rpm, tpm). */
+  readonly minute: Entry[] = [];
+  /** The same entries by request id, so a settlement finds its own. */
+  readonly byId = new Map<string, Entry>();
+  /** Claims not yet settled or released. */
+  readonly open = new Map<string, Claim>();
+  /** The budget period whose settled spend `spent` is (`<period>:<tz>:<start>`), and its start. */
+  period = '';
+  periodStart = 0;
+  spent = 0;
+  constructor(readonly keyId: string) {}
+
+  admit(e: Entry): void {
+    this.minute.push(e);
+    this.byId.set(e.id, e);
+  }
+
+  forget(now: number): void {
+    let drop = 0;
+    while (drop < this.minute.length && this.minute[drop]!.at <= now - MINUTE) this.byId.delete(this.minute[drop++]!.id);
+    if (drop > 0) this.minute.splice(0, drop);
+  }
+
+  tokens(): number {
+    let sum = 0;
+    for (const e of this.minute) sum += e.tokens;
+    return sum;
+  }
+
+  /** USD held by open claims admitted in the period starting at `start`. */
+  held(start: number): number {
+    let sum = 0;
+    for (const claim of this.open.values()) if (claim.at >= start) sum += claim.usd;
+    return sum;
+  }
+}
+
+export class SqliteLimitStore implements LimitStore {
+  private readonly keys = new Map<string, KeyState>();
+  private readonly insert: Statement;
+  private lastFold = 0;
+
+  constructor(private readonly db: Database, private readonly clock: () => number) {
+    this.insert = db.prepare('INSERT OR IGNORE INTO limit_spend (request_id, key_id, at, usd, tokens) VALUES (?, ?, ?, ?, ?)');
+  }
+
+  reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
+    try {
+      return Promise.resolve(this.reserveNow(limits, claim));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private reserveNow(limits: KeyLimits, claim: Claim): Verdict {
+    const now = claim.at;
+    const k = this.state(claim.keyId, now);
+    this.expire(k, now);
+    k.forget(now);
+
+    if (limits.concurrency !== undefined && k.open.size + 1 > limits.concurrency) {
+      return { ok: false, limit: 'concurrency', max: limits.concurrency, used: k.open.size, held: 0, asked: 1, retryAfterMs: 1000 };
+    }
+    if (limits.rpm !== undefined && k.minute.length + 1 > limits.rpm) {
+      // The request fits once enough of the oldest admissions have left the sliding minute.
+      const leave = k.minute[k.minute.length - limits.rpm]!;
+      return { ok: false, limit: 'rpm', max: limits.rpm, used: k.minute.length, held: 0, asked: 1, retryAfterMs: leave.at + MINUTE - now };
+    }
+    if (limits.tpm !== undefined) {
+      const inWindow = k.tokens();
+      if (inWindow + claim.tokens > limits.tpm) {
+        let heldTokens = 0;
+        for (const id of k.open.keys()) heldTokens += k.byId.get(id)?.tokens ?? 0;
+        const refusal = { ok: false as const, limit: 'tpm' as const, max: limits.tpm, used: inWindow - heldTokens, held: heldTokens, asked: claim.tokens };
+        if (claim.tokens > limits.tpm) return refusal; // never fits, whatever the wait
+        let free = limits.tpm - inWindow;
+        for (const e of k.minute) {
+          free += e.tokens;
+          if (free >= claim.tokens) return { ...refusal, retryAfterMs: e.at + MINUTE - now };
+        }
+        return refusal;
+      }
+    }
+    if (limits.budget !== undefined) {
+      const { start, end } = this.period(k, limits, now);
+      const held = k.held(start);
+      if (k.spent + held + claim.usd > limits.budget.usd) {
+        return { ok: false, limit: 'budget', max: limits.budget.usd, used: k.spent, held, asked: claim.usd, ...(end === undefined ? {} : { resetAt: end }) };
+      }
+    }
+    k.admit({ id: claim.requestId, at: claim.at, tokens: claim.tokens });
+    k.open.set(claim.requestId, claim);
+    return { ok: true };
+  }
+
+  settle(claim: Claim, used: Used): Promise<void> {
+    try {
+      const k = this.state(claim.keyId, claim.at);
+      // Written first: a settlement that did not reach the disk must not be counted as if it had.
+      const { changes } = this.insert.run(claim.requestId, claim.keyId, claim.at, used.usd, used.tokens);
+      k.open.delete(claim.requestId);
+      if (Number(changes) === 0) return Promise.resolve(); // settled before: counted once
+      // Its place in the minute (kept also when the claim expired first) now says what it used.
+      const entry = k.byId.get(claim.requestId);
+      if (entry) entry.tokens = used.tokens;
+      if (k.period !== '' && claim.at >= k.periodStart) k.spent += used.usd;
+      this.fold();
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  standing(keyId: string, limits: KeyLimits, now: number): Promise<Standing> {
+    const k = this.state(keyId, now);
+    this.expire(k, now);
+    k.forget(now);
+    const out: Standing = {};
+    if (limits.budget) {
+      const { start, end } = this.period(k, limits, now);
+      const held = k.held(start);
+      out.budget = {
+        max: limits.budget.usd, period: limits.budget.period, spent: k.spent, held,
+        left: Math.max(0, limits.budget.usd - k.spent - held), ...(end === undefined ? {} : { resetAt: end }),
+      };
+    }
+    if (limits.rpm !== undefined) out.rpm = { max: limits.rpm, used: k.minute.length };
+    if (limits.tpm !== undefined) out.tpm = { max: limits.tpm, used: k.tokens() };
+    if (limits.concurrency !== undefined) out.concurrency = { max: limits.concurrency, used: k.open.size };
+    return Promise.resolve(out);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** A key's state; on first sight, its last minute read back from the ledger. */
+  private state(keyId: string, now: number): KeyState {
+    let k = this.keys.get(keyId);
+    if (k) return k;
+    k = new KeyState(keyId);
+    const rows = this.db.prepare('SELECT request_id AS id, at, tokens FROM limit_spend WHERE key_id = ? AND at > ? ORDER BY at')
+      .all(keyId, now - MINUTE) as unknown as Entry[];
+    for (const r of rows) k.admit({ id: r.id, at: r.at, tokens: r.tokens });
+    this.keys.set(keyId, k);
+    return k;
+  }
+
+  /** The budget period containing `now`; when it changed (a new day, another period or zone), its spend is read from the ledger. */
+  private period(k: KeyState, limits: KeyLimits, now: number): { start: number; end: number | undefined } {
+    const bounds = periodAt(limits.budget!.period, now, limits.tz);
+    const id = `${limits.budget!.period}:${limits.tz ?? 'UTC'}:${bounds.start}`;
+    if (k.period !== id) {
+      k.spent = this.spentSince(k.keyId, bounds.start);
+      k.period = id;
+      k.periodStart = bounds.start;
+    }
+    return bounds;
+  }
+
+  /**
+   * Settled spend since `start`: the ledger, what was folded out of it (for a total), and what the
+   * usage history holds of the key's requests that the ledger does not (spend from before the key
+   * had limits), back to the ledger's own horizon.
+   */
+  private spentSince(keyId: string, start: number): number {
+    const ledger = this.db.prepare('SELECT COALESCE(SUM(usd), 0) AS usd FROM limit_spend WHERE key_id = ? AND at >= ?').get(keyId, start) as { usd: number };
+    const folded = start === 0
+      ? (this.db.prepare('SELECT usd FROM limit_folded WHERE key_id = ?').get(keyId) as { usd: number } | undefined)?.usd ?? 0
+      : 0;
+    const before = this.db.prepare(`SELECT COALESCE(SUM(cost), 0) AS usd FROM requests
+      WHERE key_id = ? AND started_at >= ? AND cost IS NOT NULL
+        AND request_id NOT IN (SELECT request_id FROM limit_spend WHERE key_id = ?)`)
+      .get(keyId, Math.max(start, this.clock() - LEDGER_DAYS * DAY), keyId) as { usd: number };
+    return ledger.usd + folded + before.usd;
+  }
+
+  /** Claims whose request never settled are released once they expire (the upstream timeout has passed). */
+  private expire(k: KeyState, now: number): void {
+    for (const [id, claim] of k.open) if (claim.expiresAt <= now) k.open.delete(id);
+  }
+
+  /** At most hourly: ledger rows past the horizon become one total per key (what a total budget needs of them). */
+  private fold(): void {
+    const now = this.clock();
+    if (now - this.lastFold < 3_600_000) return;
+    this.lastFold = now;
+    const horizon = now - LEDGER_DAYS * DAY;
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      this.db.prepare(`INSERT INTO limit_folded (key_id, usd) SELECT key_id, SUM(usd) FROM limit_spend WHERE at < ? GROUP BY key_id
+        ON CONFLICT (key_id) DO UPDATE SET usd = usd + excluded.usd`).run(horizon);
+      this.db.prepare('DELETE FROM limit_spend WHERE at < ?').run(horizon);
+      this.db.exec('COMMIT');
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+}
