@@ -121,7 +121,7 @@ describe('refusals in each door\'s shape', () => {
     expect(res.headers.get('x-gateway-limit')).toBe('budget');
     expect(res.headers.get('x-gateway-limit-reset')).toBe('2026-12-01T00:00:00.000Z');
     const body = await res.json() as any;
-    const message = /has used \$0\.00 of its \$0\.0000\/month budget; this request could cost up to \$\d+\.\d+; it resets at 2026-12-01T00:00:00\.000Z/;
+    const message = /has used \$0\.00 of its \$0\.000001\/month budget; this request could cost up to \$\d+\.\d+; it resets at 2026-12-01T00:00:00\.000Z/;
     if (shape === 'openai') expect(body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota', message: expect.stringMatching(message) });
     if (shape === 'anthropic') expect(body).toMatchObject({ type: 'error', error: { type: 'billing_error', message: expect.stringMatching(message) } });
     if (shape === 'google') expect(body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED', message: expect.stringMatching(message) });

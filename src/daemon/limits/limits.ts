@@ -104,14 +104,16 @@ export function hasLimits(l: KeyLimits | undefined): l is KeyLimits {
   return l !== undefined && (l.budget !== undefined || l.rpm !== undefined || l.tpm !== undefined || l.concurrency !== undefined);
 }
 
-/** `$5.00/day`, `$50.00 total`. */
+/** `$5.00/day`, `$50.00 total`, `$0.05/week`: the amount as the user wrote it, at least to the cent. */
 export function formatBudget(b: Budget): string {
-  return b.period === 'total' ? `${usd(b.usd)} total` : `${usd(b.usd)}/${b.period}`;
+  const cents = b.usd.toFixed(2);
+  const amount = `$${Number(cents) === b.usd ? cents : String(b.usd)}`;
+  return b.period === 'total' ? `${amount} total` : `${amount}/${b.period}`;
 }
 
-/** Dollars with cents, and more digits below a cent so a small spend is not shown as $0.00. */
+/** Dollars with cents, and four digits below a dollar, so a small budget's spend is not rounded up to it. */
 export function usd(n: number): string {
-  return n !== 0 && Math.abs(n) < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
+  return n !== 0 && Math.abs(n) < 1 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
 }
 
 /** One line for a table: `$5.00/day · 60 rpm · 200000 tpm · 4 at once`; `none` without limits. */
