@@ -1,8 +1,9 @@
-// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare] [--dir BUILD]…`:
+// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare] [--limited] [--dir BUILD]…`:
 // a quick check while working on the hot path — the floor and the daemon, pinned as in the bench,
 // alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
 // With `--dir` (repeatable) the daemons of those builds (a `dist/` of another commit) run in turn
-// beside the floor, so two builds are compared in the same run. Not the benchmark of record
+// beside the floor, so two builds are compared in the same run. With `--limited` each daemon runs
+// twice more, with its key that has a budget and rate limits no request reaches. Not the benchmark of record
 // (`npm run bench` is): no interference checks, no report file.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,8 +26,10 @@ async function main(): Promise<void> {
   const floor = await startServer<{ port: number; pid: number }>('floor', 0, [process.execPath, join(BENCH_DIR, 'floor.ts'), origin]);
   const daemons = [];
   for (const [i, dir] of dirs.entries()) {
-    const d = await startServer<{ port: number; pid: number; proxyKey: string }>(`daemon${i}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
-    daemons.push({ name: dirs.length === 1 ? 'daemon' : dir, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.proxyKey}` } });
+    const d = await startServer<{ port: number; pid: number; proxyKey: string; limitedKey?: string }>(`daemon${i}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
+    const name = dirs.length === 1 ? 'daemon' : dir;
+    daemons.push({ name, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.proxyKey}` } });
+    if (argv.includes('--limited') && d.info.limitedKey) daemons.push({ name: `${name} (limited key)`, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.limitedKey}` } });
   }
   const bodyFile = join(BENCH_DIR, 'results', '.ab-body.json');
   // --body: the daemon's request body as given (another door's shape); the model still comes from --model.

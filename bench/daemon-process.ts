@@ -4,7 +4,7 @@
 // from the GATEWAY_* environment variables (every origin pointed at the bench mock); the log goes
 // to daemon.log in the state dir, as in the background. With --bare it runs only the HTTP server
 // (`startDaemon`: auth, pass-through, translation, events with no subscriber), to show what the
-// usage history and the log cost on top. Prints {"url","port","pid","adminToken","proxyKey"}.
+// usage history and the log cost on top. Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
 // Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare]
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,11 @@ writeFileSync(join(stateDir, 'config.json'), JSON.stringify({
 }), { mode: 0o600 });
 process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
+// A key with a budget and rate limits no row reaches, for the rows that price checking them
+// (reserve at admission, settle at the end); a build from before limits ignores them.
+const { key: limitedKey } = new KeyStore(stateDir).create({
+  name: 'bench-limited', limits: { budget: { usd: 1_000_000, period: 'day' }, rpm: 100_000_000, tpm: 1_000_000_000_000, concurrency: 100_000 },
+});
 process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
 
 let url: string;
@@ -61,4 +66,4 @@ if (bare) {
   url = (await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log })).url;
   adminToken = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
 }
-process.stdout.write(JSON.stringify({ url, port: Number(new URL(url).port), pid: process.pid, adminToken, proxyKey: key }) + '\n');
+process.stdout.write(JSON.stringify({ url, port: Number(new URL(url).port), pid: process.pid, adminToken, proxyKey: key, limitedKey }) + '\n');

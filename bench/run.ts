@@ -263,7 +263,7 @@ async function main(): Promise<void> {
   const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [node, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
   const origin = `http://127.0.0.1:${mock.info.port}`;
   const floor = await startServer<{ port: number; pid: number }>('floor', SERVER_CORE, [node, join(BENCH_DIR, 'floor.ts'), origin]);
-  const daemon = await startServer<{ port: number; pid: number; adminToken: string; proxyKey: string }>('daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin]);
+  const daemon = await startServer<{ port: number; pid: number; adminToken: string; proxyKey: string; limitedKey?: string }>('daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin]);
   // Context rows: the daemon's HTTP server alone (what usage history and the log add on top), and
   // a node:http hello-world (what one core here can serve at all, with no upstream call).
   const bare = await startServer<{ port: number; pid: number; proxyKey: string }>('bare daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--bare']);
@@ -279,6 +279,7 @@ async function main(): Promise<void> {
   ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
+  const limited = { authorization: `Bearer ${d.limitedKey ?? d.proxyKey}` };
   const targets: Target[] = [
     { id: 'direct', label: 'direct to mock', kind: 'direct', port: mock.info.port, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: {}, shape: openaiShape },
     { id: 'floor', label: 'reference floor', kind: 'floor', port: floor.info.port, pid: floor.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: {}, shape: openaiShape },
@@ -311,6 +312,10 @@ async function main(): Promise<void> {
     { id: 'custom-messages', label: 'custom provider via /v1/messages', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'compat/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'compat/gpt-5.4'), headers: auth, shape: anthropicShape },
     // #20: a two-target alias whose first target always answers 503 (no retry-after): one failed attempt, then OpenAI.
     { id: 'failover', label: 'alias failover (first target 503) via /v1/chat/completions', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('failover', false), streamPath: '', streamBody: '', headers: auth, shape: openaiShape, streamNa: 'not measured' },
+    // #21: the same paths as native-openai and messages-anthropic with a key that has a budget, rpm,
+    // tpm and concurrency limit none of them reaches: what reserving and settling each request costs.
+    { id: 'limits-native-openai', label: 'native /openai, key with budget and rate limits', kind: 'custom', provider: 'openai', port: d.port, pid: d.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '/openai/v1/chat/completions', streamBody: openaiBody('gpt-5.4', true), headers: limited, shape: openaiShape, ...(d.limitedKey ? {} : { na: 'build without limits', streamNa: 'build without limits' }) },
+    { id: 'limits-messages-anthropic', label: 'messages → Anthropic (fast path), key with budget and rate limits', kind: 'custom', provider: 'anthropic', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false), streamPath: '/v1/messages', streamBody: anthropicBody(true), headers: limited, shape: anthropicShape, ...(d.limitedKey ? {} : { na: 'build without limits', streamNa: 'build without limits' }) },
     { id: 'bare-openai', label: 'native /openai, server alone', kind: 'context', provider: 'openai', port: bare.info.port, pid: bare.info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: { authorization: `Bearer ${bare.info.proxyKey}` }, shape: openaiShape, streamNa: 'not measured' },
     { id: 'hello', label: 'node:http hello-world', kind: 'context', port: hello.info.port, pid: hello.info.pid, path: '/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers: {}, shape: openaiShape, streamNa: 'not measured' },
   ];

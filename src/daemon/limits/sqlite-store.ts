@@ -19,10 +19,16 @@ const DAY = 86_400_000;
 interface Entry { id: string; at: number; tokens: number }
 
 class KeyState {
-  /** Admissions in the last minute, oldest first (rpm, tpm). */
-  readonly minute: Entry[] = [];
-  /** The same entries by request id, so a settlement finds its own. */
-  readonly byId = new Map<string, Entry>();
+  /**
+   * Admissions, oldest first; those before `head` have left the sliding minute. A busy key admits
+   * thousands a minute, so leaving is a moved index (compacted now and then), and the minute's
+   * tokens are a running sum, not a loop per request.
+   */
+  private readonly minute: Entry[] = [];
+  private head = 0;
+  private tokenSum = 0;
+  /** The minute's entries by request id, so a settlement finds its own. */
+  private readonly byId = new Map<string, Entry>();
   /** Claims not yet settled or released. */
   readonly open = new Map<string, Claim>();
   /** The budget period whose settled spend `spent` is (`<period>:<tz>:<start>`), and its start. */
@@ -34,17 +40,40 @@ class KeyState {
   admit(e: Entry): void {
     this.minute.push(e);
     this.byId.set(e.id, e);
+    this.tokenSum += e.tokens;
+  }
+
+  /** Requests in the sliding minute. */
+  get requests(): number { return this.minute.length - this.head; }
+  /** Tokens in the sliding minute: held by open claims, used by settled ones. */
+  get tokens(): number { return this.tokenSum; }
+  /** The `i`th oldest admission in the minute. */
+  at(i: number): Entry { return this.minute[this.head + i]!; }
+
+  /** A settled request's place in the minute now says what it used (kept also when its claim expired first). */
+  used(id: string, tokens: number): void {
+    const e = this.byId.get(id);
+    if (!e) return;
+    this.tokenSum += tokens - e.tokens;
+    e.tokens = tokens;
   }
 
   forget(now: number): void {
-    let drop = 0;
-    while (drop < this.minute.length && this.minute[drop]!.at <= now - MINUTE) this.byId.delete(this.minute[drop++]!.id);
-    if (drop > 0) this.minute.splice(0, drop);
+    while (this.head < this.minute.length && this.minute[this.head]!.at <= now - MINUTE) {
+      const e = this.minute[this.head++]!;
+      this.byId.delete(e.id);
+      this.tokenSum -= e.tokens;
+    }
+    if (this.head > 1024 && this.head * 2 > this.minute.length) {
+      this.minute.splice(0, this.head);
+      this.head = 0;
+    }
   }
 
-  tokens(): number {
+  /** Tokens held by open claims in the minute. */
+  heldTokens(): number {
     let sum = 0;
-    for (const e of this.minute) sum += e.tokens;
+    for (const id of this.open.keys()) sum += this.byId.get(id)?.tokens ?? 0;
     return sum;
   }
 
@@ -82,20 +111,20 @@ export class SqliteLimitStore implements LimitStore {
     if (limits.concurrency !== undefined && k.open.size + 1 > limits.concurrency) {
       return { ok: false, limit: 'concurrency', max: limits.concurrency, used: k.open.size, held: 0, asked: 1, retryAfterMs: 1000 };
     }
-    if (limits.rpm !== undefined && k.minute.length + 1 > limits.rpm) {
+    if (limits.rpm !== undefined && k.requests + 1 > limits.rpm) {
       // The request fits once enough of the oldest admissions have left the sliding minute.
-      const leave = k.minute[k.minute.length - limits.rpm]!;
-      return { ok: false, limit: 'rpm', max: limits.rpm, used: k.minute.length, held: 0, asked: 1, retryAfterMs: leave.at + MINUTE - now };
+      const leave = k.at(k.requests - limits.rpm);
+      return { ok: false, limit: 'rpm', max: limits.rpm, used: k.requests, held: 0, asked: 1, retryAfterMs: leave.at + MINUTE - now };
     }
     if (limits.tpm !== undefined) {
-      const inWindow = k.tokens();
+      const inWindow = k.tokens;
       if (inWindow + claim.tokens > limits.tpm) {
-        let heldTokens = 0;
-        for (const id of k.open.keys()) heldTokens += k.byId.get(id)?.tokens ?? 0;
+        const heldTokens = k.heldTokens();
         const refusal = { ok: false as const, limit: 'tpm' as const, max: limits.tpm, used: inWindow - heldTokens, held: heldTokens, asked: claim.tokens };
         if (claim.tokens > limits.tpm) return refusal; // never fits, whatever the wait
         let free = limits.tpm - inWindow;
-        for (const e of k.minute) {
+        for (let i = 0; i < k.requests; i++) {
+          const e = k.at(i);
           free += e.tokens;
           if (free >= claim.tokens) return { ...refusal, retryAfterMs: e.at + MINUTE - now };
         }
@@ -121,9 +150,7 @@ export class SqliteLimitStore implements LimitStore {
       const { changes } = this.insert.run(claim.requestId, claim.keyId, claim.at, used.usd, used.tokens);
       k.open.delete(claim.requestId);
       if (Number(changes) === 0) return Promise.resolve(); // settled before: counted once
-      // Its place in the minute (kept also when the claim expired first) now says what it used.
-      const entry = k.byId.get(claim.requestId);
-      if (entry) entry.tokens = used.tokens;
+      k.used(claim.requestId, used.tokens);
       if (k.period !== '' && claim.at >= k.periodStart) k.spent += used.usd;
       this.fold();
       return Promise.resolve();
@@ -145,8 +172,8 @@ export class SqliteLimitStore implements LimitStore {
         left: Math.max(0, limits.budget.usd - k.spent - held), ...(end === undefined ? {} : { resetAt: end }),
       };
     }
-    if (limits.rpm !== undefined) out.rpm = { max: limits.rpm, used: k.minute.length };
-    if (limits.tpm !== undefined) out.tpm = { max: limits.tpm, used: k.tokens() };
+    if (limits.rpm !== undefined) out.rpm = { max: limits.rpm, used: k.requests };
+    if (limits.tpm !== undefined) out.tpm = { max: limits.tpm, used: k.tokens };
     if (limits.concurrency !== undefined) out.concurrency = { max: limits.concurrency, used: k.open.size };
     return Promise.resolve(out);
   }
