@@ -2,7 +2,7 @@
 // builds). A failed build (someone's half-finished file) falls back to the last good bench build,
 // then to dist/, and says so in the report.
 import { spawnSync } from 'node:child_process';
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_DIR, log, ROOT } from './lib.ts';
 
@@ -33,5 +33,8 @@ export function buildDaemon(skip: boolean): Build {
   }
   rmSync(out, { recursive: true, force: true });
   renameSync(next, out);
+  // The build finds the shipped price list where dist/ does, one folder above it (data/prices.json):
+  // without it nothing would be priced, and keys with a budget could use no model.
+  if (!existsSync(join(BENCH_DIR, 'data'))) symlinkSync(join('..', 'data'), join(BENCH_DIR, 'data'));
   return { dir: out, note: 'built from the working tree just before the run' };
 }

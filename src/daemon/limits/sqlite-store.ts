@@ -6,7 +6,7 @@
 // request (`limit_spend`, keyed by request id, so settling twice counts once). A daemon that
 // starts again reads each key's spend and last minute back from the ledger; the claims of the
 // requests a killed daemon had in flight died with it, which releases them.
-import type { Database, Statement } from '../store/sqlite.js';
+import { StatementCache, type Database, type Statement } from '../store/sqlite.js';
 import { periodAt, type KeyLimits } from './limits.js';
 import type { Claim, LimitStore, Standing, Used, Verdict } from './store.js';
 
@@ -14,6 +14,10 @@ const MINUTE = 60_000;
 /** Ledger rows older than this are folded into one total per key (a month is at most 31 days). */
 export const LEDGER_DAYS = 40;
 const DAY = 86_400_000;
+/** How long a settlement's ledger row may wait to be written with others: what a killed daemon can lose. */
+export const FLUSH_MS = 25;
+const ROWS_PER_INSERT = 50;
+const insertSql = (n: number) => `INSERT OR IGNORE INTO limit_spend (request_id, key_id, at, usd, tokens) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?)').join(', ')}`;
 
 /** One request in a key's sliding minute: when it was admitted and its tokens (held, then settled). */
 interface Entry { id: string; at: number; tokens: number }
@@ -88,10 +92,15 @@ class KeyState {
 export class SqliteLimitStore implements LimitStore {
   private readonly keys = new Map<string, KeyState>();
   private readonly insert: Statement;
+  private readonly statements: StatementCache;
   private lastFold = 0;
+  /** Ledger rows settled this turn, written together (flush). */
+  private queued: Array<[string, string, number, number, number]> = [];
+  private flushing = false;
 
   constructor(private readonly db: Database, private readonly clock: () => number) {
-    this.insert = db.prepare('INSERT OR IGNORE INTO limit_spend (request_id, key_id, at, usd, tokens) VALUES (?, ?, ?, ?, ?)');
+    this.insert = db.prepare(insertSql(1));
+    this.statements = new StatementCache(db);
   }
 
   reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
@@ -146,17 +155,57 @@ export class SqliteLimitStore implements LimitStore {
   settle(claim: Claim, used: Used): Promise<void> {
     try {
       const k = this.state(claim.keyId, claim.at);
-      // Written first: a settlement that did not reach the disk must not be counted as if it had.
-      const { changes } = this.insert.run(claim.requestId, claim.keyId, claim.at, used.usd, used.tokens);
-      k.open.delete(claim.requestId);
-      if (Number(changes) === 0) return Promise.resolve(); // settled before: counted once
-      k.used(claim.requestId, used.tokens);
-      if (k.period !== '' && claim.at >= k.periodStart) k.spent += used.usd;
-      this.fold();
+      if (k.open.delete(claim.requestId)) {
+        // Its own open claim: settled here once. The ledger row is written with the others settled
+        // within FLUSH_MS, in one transaction: a commit per row cost 26 µs, a third of a request.
+        this.count(k, claim, used);
+        this.queued.push([claim.requestId, claim.keyId, claim.at, used.usd, used.tokens]);
+        if (!this.flushing) {
+          this.flushing = true;
+          setTimeout(() => this.flush(), FLUSH_MS).unref();
+        }
+      } else {
+        // Released (expired) first, or settled before: the ledger's key says whether it counts.
+        this.flush();
+        const { changes } = this.insert.run(claim.requestId, claim.keyId, claim.at, used.usd, used.tokens);
+        if (Number(changes) > 0) this.count(k, claim, used);
+      }
       return Promise.resolve();
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  private count(k: KeyState, claim: Claim, used: Used): void {
+    k.used(claim.requestId, used.tokens);
+    if (k.period !== '' && claim.at >= k.periodStart) k.spent += used.usd;
+  }
+
+  /** Writes the queued ledger rows in one transaction; on failure they stay queued for the next. */
+  flush(): void {
+    this.flushing = false;
+    if (this.queued.length === 0) return;
+    const rows = this.queued;
+    this.queued = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        // Many rows to a statement: a statement run per row cost more than the rows themselves.
+        for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+          const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+          this.statements.get(insertSql(chunk.length)).run(...chunk.flat());
+        }
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw e;
+      }
+    } catch {
+      this.queued = rows.concat(this.queued);
+      if (!this.flushing) { this.flushing = true; setTimeout(() => this.flush(), 1000).unref(); } // the disk may come back
+      return;
+    }
+    this.fold();
   }
 
   standing(keyId: string, limits: KeyLimits, now: number): Promise<Standing> {
@@ -179,6 +228,7 @@ export class SqliteLimitStore implements LimitStore {
   }
 
   close(): void {
+    this.flush();
     this.db.close();
   }
 
