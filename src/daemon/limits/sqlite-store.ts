@@ -17,6 +17,8 @@ const DAY = 86_400_000;
 /** How long a settlement's ledger row may wait to be written with others: what a killed daemon can lose. */
 export const FLUSH_MS = 25;
 const ROWS_PER_INSERT = 50;
+/** Sums of cents are not exact in binary: a hundred claims of $0.01 fit a $1 budget. */
+export const USD_EPSILON = 1e-9;
 const insertSql = (n: number) => `INSERT OR IGNORE INTO limit_spend (request_id, key_id, at, usd, tokens) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?)').join(', ')}`;
 
 /** One request in a key's sliding minute: when it was admitted and its tokens (held, then settled). */
@@ -143,7 +145,7 @@ export class SqliteLimitStore implements LimitStore {
     if (limits.budget !== undefined) {
       const { start, end } = this.period(k, limits, now);
       const held = k.held(start);
-      if (k.spent + held + claim.usd > limits.budget.usd) {
+      if (k.spent + held + claim.usd > limits.budget.usd + USD_EPSILON) {
         return { ok: false, limit: 'budget', max: limits.budget.usd, used: k.spent, held, asked: claim.usd, ...(end === undefined ? {} : { resetAt: end }) };
       }
     }

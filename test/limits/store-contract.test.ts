@@ -1,0 +1,168 @@
+// The limit store boundary (limits/store.ts), held to one contract by both of its stores: the
+// laptop's SQLite store and the PostgreSQL store several daemons share. The same windows, claims,
+// budgets and idempotent settlements, decided the same way; and on PostgreSQL, three daemons'
+// stores reserving at once never let a key past its limits.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KeyLimits } from '../../src/daemon/limits/limits.js';
+import { PgLimitStore } from '../../src/daemon/limits/pg-store.js';
+import { SqliteLimitStore } from '../../src/daemon/limits/sqlite-store.js';
+import type { Claim, LimitStore } from '../../src/daemon/limits/store.js';
+import { migrate } from '../../src/daemon/observe/usage/schema.js';
+import { migratePg, PG_MIGRATIONS } from '../../src/daemon/store/pg-schema.js';
+import { openDatabase } from '../../src/daemon/store/sqlite.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+const T0 = Date.parse('2026-11-27T10:00:00Z');
+let seq = 0;
+
+interface Backend { name: string; open(): Promise<LimitStore>; teardown(): Promise<void> }
+
+let postgres: TestPostgres;
+const pools: pg.Pool[] = [];
+beforeAll(async () => { postgres = await startPostgres(); }, 120_000);
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.end().catch(() => {})));
+  postgres?.destroy();
+});
+
+const sqlite = (): Backend => {
+  const dir = mkdtempSync(join(tmpdir(), 'limit-contract-'));
+  return {
+    name: 'sqlite',
+    open: async () => new SqliteLimitStore(await openDatabase(join(dir, 'usage.db'), { setup: migrate }), () => T0),
+    teardown: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+};
+
+let dbs = 0;
+async function freshDatabase(): Promise<string> {
+  const name = `limits_${++dbs}`;
+  const admin = new pg.Pool({ connectionString: postgres.url, max: 1 });
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = postgres.url.replace(/\/postgres$/, `/${name}`);
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  await migratePg(pool);
+  await pool.end();
+  return url;
+}
+
+const postgresBackend = async (): Promise<Backend> => {
+  const url = await freshDatabase();
+  return {
+    name: 'postgres',
+    open: async () => { const pool = new pg.Pool({ connectionString: url, max: 8 }); pools.push(pool); return new PgLimitStore(pool); },
+    teardown: async () => {},
+  };
+};
+
+const claim = (keyId: string, over: Partial<Claim> = {}): Claim => ({ requestId: `r${++seq}`, keyId, at: T0, tokens: 100, usd: 0.01, expiresAt: T0 + 600_000, ...over });
+
+describe.each([['sqlite', async () => sqlite()], ['postgres', postgresBackend]] as const)('%s store', (_name, make) => {
+  let backend: Backend;
+  let store: LimitStore;
+  beforeAll(async () => { backend = await make(); store = await backend.open(); });
+  afterAll(async () => { store.close(); await backend.teardown(); });
+
+  it('rpm: N back to back, then one each time the oldest leaves the minute, with the exact wait', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 3 };
+    for (const dt of [0, 10_000, 20_000]) expect(await store.reserve(limits, claim(key, { at: T0 + dt }))).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 30_000 }))).toMatchObject({ ok: false, limit: 'rpm', max: 3, used: 3, retryAfterMs: 30_000 });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 59_999 }))).toMatchObject({ ok: false, retryAfterMs: 1 });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 60_000 }))).toEqual({ ok: true });
+  });
+
+  it('tpm: the worst case is held until settled, then what was used; the wait is when enough has left', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { tpm: 1000 };
+    const a = claim(key, { tokens: 600 });
+    expect(await store.reserve(limits, a)).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { tokens: 500, at: T0 + 5000 }))).toMatchObject({ ok: false, limit: 'tpm', held: 600, asked: 500, retryAfterMs: 55_000 });
+    await store.settle(a, { tokens: 200, usd: 0 });
+    expect(await store.reserve(limits, claim(key, { tokens: 500, at: T0 + 5000 }))).toEqual({ ok: true });
+    const never = await store.reserve(limits, claim(key, { tokens: 1001, at: T0 + 5000 }));
+    expect(never).toMatchObject({ ok: false, limit: 'tpm' });
+    expect(never.ok === false && never.retryAfterMs).toBeUndefined();
+  });
+
+  it('concurrency: claims count until settled or expired', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { concurrency: 2 };
+    const a = claim(key);
+    expect(await store.reserve(limits, a)).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { expiresAt: T0 + 1000 }))).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key))).toMatchObject({ ok: false, limit: 'concurrency', retryAfterMs: 1000 });
+    await store.settle(a, { tokens: 10, usd: 0 });
+    expect(await store.reserve(limits, claim(key))).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key))).toMatchObject({ ok: false, limit: 'concurrency' });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 1000 }))).toEqual({ ok: true }); // the one that expired is released
+  });
+
+  it('300 reservations at once: exactly as many as the limits allow', async () => {
+    const burst = async (limits: KeyLimits, over: Partial<Claim> = {}) => {
+      const key = `k${++seq}`;
+      return (await Promise.all(Array.from({ length: 300 }, () => store.reserve(limits, claim(key, over))))).filter((v) => v.ok).length;
+    };
+    expect(await burst({ rpm: 40 })).toBe(40);
+    expect(await burst({ tpm: 10_000 }, { tokens: 300 })).toBe(33);
+    expect(await burst({ budget: { usd: 1, period: 'week' } }, { usd: 0.01 })).toBe(100);
+  });
+
+  it('budget: claims in flight are held, a settlement counts once, a new period starts from nothing', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 0.05, period: 'day' } };
+    const held = [claim(key, { usd: 0.02 }), claim(key, { usd: 0.02 })];
+    for (const c of held) expect(await store.reserve(limits, c)).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { usd: 0.02 }))).toMatchObject({ ok: false, limit: 'budget', used: 0, held: 0.04, asked: 0.02, resetAt: Date.parse('2026-11-28T00:00:00Z') });
+    await store.settle(held[0]!, { tokens: 50, usd: 0.004 });
+    await store.settle(held[0]!, { tokens: 50, usd: 0.004 });
+    await store.settle(held[1]!, { tokens: 50, usd: 0.006 });
+    const standing = (await store.standing(key, limits, T0)).budget!;
+    expect(standing.spent).toBeCloseTo(0.01, 12);
+    expect(standing).toMatchObject({ held: 0, max: 0.05, period: 'day' });
+    expect(await store.reserve(limits, claim(key, { usd: 0.04 }))).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { usd: 0.001 }))).toMatchObject({ ok: false, limit: 'budget' });
+    const tomorrow = Date.parse('2026-11-28T00:00:00Z');
+    expect(await store.reserve(limits, claim(key, { usd: 0.04, at: tomorrow, expiresAt: tomorrow + 600_000 }))).toEqual({ ok: true });
+  });
+});
+
+describe('three daemons on one PostgreSQL store', () => {
+  let stores: LimitStore[];
+  beforeAll(async () => {
+    const url = await freshDatabase();
+    stores = [0, 1, 2].map(() => { const pool = new pg.Pool({ connectionString: url, max: 8 }); pools.push(pool); return new PgLimitStore(pool); });
+  });
+
+  it('reserving at once, they never let a key past its rpm, its concurrency or its budget', async () => {
+    const burst = async (key: string, limits: KeyLimits, n: number, over: Partial<Claim> = {}) => {
+      const verdicts = await Promise.all(Array.from({ length: n }, (_, i) => stores[i % 3]!.reserve(limits, claim(key, over))));
+      return verdicts.filter((v) => v.ok).length;
+    };
+    expect(await burst(`k${++seq}`, { rpm: 50 }, 300)).toBe(50);
+    expect(await burst(`k${++seq}`, { concurrency: 7 }, 100)).toBe(7);
+    expect(await burst(`k${++seq}`, { budget: { usd: 1, period: 'month' } }, 300, { usd: 0.01 })).toBe(100);
+  });
+
+  it('a settlement through any daemon counts once', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 1, period: 'total' } };
+    const c = claim(key, { usd: 0.5 });
+    expect(await stores[0]!.reserve(limits, c)).toEqual({ ok: true });
+    await Promise.all(stores.map((s) => s.settle(c, { tokens: 10, usd: 0.25 })));
+    expect((await stores[2]!.standing(key, limits, T0)).budget).toMatchObject({ spent: 0.25, held: 0, left: 0.75 });
+  });
+
+  it('a database of a newer schema is refused with a clear message', async () => {
+    const url = await freshDatabase();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pools.push(pool);
+    await pool.query('INSERT INTO gateway_schema (version, description) VALUES ($1, $2)', [PG_MIGRATIONS.length + 1, 'from the future']);
+    await expect(migratePg(pool)).rejects.toThrow(/newer than this gateway understands/);
+  });
+});
