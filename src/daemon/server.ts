@@ -256,7 +256,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       keys.close();
       configWatch?.close();
       await ctx.responses.close();
-      ctx.limits.close();
+      await ctx.limits.close();
       await ctx.upstreams.close();
     },
   };

@@ -35,7 +35,7 @@ it('rpm admits N back to back, then one more each time the oldest leaves the sli
   expect(await store.reserve(limits, claim())).toMatchObject({ ok: false, retryAfterMs: 1 });
   now += 1;
   expect(await store.reserve(limits, claim())).toEqual({ ok: true });
-  store.close();
+  await store.close();
 });
 
 it('tpm holds the worst case until settlement, then what was used; retry-after is when enough has left', async () => {
@@ -52,7 +52,7 @@ it('tpm holds the worst case until settlement, then what was used; retry-after i
   const never = await store.reserve(limits, claim({ tokens: 1001 }));
   expect(never).toMatchObject({ ok: false, limit: 'tpm' });
   expect(never.ok === false && never.retryAfterMs).toBeUndefined();
-  store.close();
+  await store.close();
 });
 
 it('concurrency counts claims until they settle or expire', async () => {
@@ -68,7 +68,7 @@ it('concurrency counts claims until they settle or expire', async () => {
   expect(await store.reserve(limits, claim())).toMatchObject({ ok: false, limit: 'concurrency' });
   now += 1000; // b's request vanished: its claim is released after its expiry
   expect(await store.reserve(limits, claim())).toEqual({ ok: true });
-  store.close();
+  await store.close();
 });
 
 it('a budget holds claims in flight, counts a settlement once, and outlives the store', async () => {
@@ -82,7 +82,7 @@ it('a budget holds claims in flight, counts a settlement once, and outlives the 
   await store.settle(held[0]!, { tokens: 50, usd: 0.004 }); // again: counted once
   await store.settle(held[1]!, { tokens: 50, usd: 0.006 });
   expect((await store.standing('k1', limits, now)).budget).toMatchObject({ spent: 0.01, held: 0, left: 0.04 });
-  store.close();
+  await store.close();
 
   const again = await open(); // a restarted daemon
   expect((await again.standing('k1', limits, now)).budget?.spent).toBeCloseTo(0.01, 10);
@@ -91,7 +91,7 @@ it('a budget holds claims in flight, counts a settlement once, and outlives the 
   // The next day is a new period.
   now = Date.parse('2026-11-28T00:00:00Z');
   expect(await again.reserve(limits, claim({ usd: 0.04 }))).toEqual({ ok: true });
-  again.close();
+  await again.close();
 });
 
 it('a restarted store knows the last minute of each key', async () => {
@@ -103,11 +103,11 @@ it('a restarted store knows the last minute of each key', async () => {
     await store.settle(c, { tokens: 300, usd: 0 });
     now += 1000;
   }
-  store.close();
+  await store.close();
   const again = await open();
   expect(await again.reserve(limits, claim())).toMatchObject({ ok: false, limit: 'rpm', used: 2, retryAfterMs: 58_000 });
   expect((await again.standing('k1', limits, now)).tpm).toEqual({ max: 10_000, used: 600 });
-  again.close();
+  await again.close();
 });
 
 it('a total budget never resets, counts spend from before the key had limits, and keeps folded spend', async () => {
@@ -122,17 +122,17 @@ it('a total budget never resets, counts spend from before the key had limits, an
   await store.reserve(limits, c);
   await store.settle(c, { tokens: 1, usd: 0.25 });
   expect((await store.standing('k1', limits, now)).budget).toMatchObject({ spent: 0.35, left: 0.65 });
-  store.close();
+  await store.close();
   // A year on, the ledger's old rows are folded into the key's total (by the next settlement).
   now += 400 * 86_400_000;
   const later = await open();
   const d = claim({ usd: 0.1 });
   await later.reserve(limits, d);
   await later.settle(d, { tokens: 1, usd: 0.05 });
-  later.close();
+  await later.close();
   const last = await open();
   const s = await last.standing('k1', limits, now);
   expect(s.budget?.spent).toBeCloseTo(0.3, 10); // the usage row is past the ledger's horizon; the ledger's own spend is all there
   expect(s.budget?.resetAt).toBeUndefined();
-  last.close();
+  await last.close();
 });

@@ -25,7 +25,7 @@ let postgres: TestPostgres;
 const pools: pg.Pool[] = [];
 beforeAll(async () => { postgres = await startPostgres(); }, 120_000);
 afterAll(async () => {
-  await Promise.all(pools.map((p) => p.end().catch(() => {})));
+  await Promise.all(pools.filter((p) => !p.ended).map((p) => p.end()));
   postgres?.destroy();
 });
 
@@ -55,7 +55,7 @@ const postgresBackend = async (): Promise<Backend> => {
   const url = await freshDatabase();
   return {
     name: 'postgres',
-    open: async () => { const pool = new pg.Pool({ connectionString: url, max: 8 }); pools.push(pool); return new PgLimitStore(pool); },
+    open: async () => new PgLimitStore(new pg.Pool({ connectionString: url, max: 8 })),
     teardown: async () => {},
   };
 };
@@ -66,7 +66,7 @@ describe.each([['sqlite', async () => sqlite()], ['postgres', postgresBackend]] 
   let backend: Backend;
   let store: LimitStore;
   beforeAll(async () => { backend = await make(); store = await backend.open(); });
-  afterAll(async () => { store.close(); await backend.teardown(); });
+  afterAll(async () => { await store.close(); await backend.teardown(); });
 
   it('rpm: N back to back, then one each time the oldest leaves the minute, with the exact wait', async () => {
     const key = `k${++seq}`;

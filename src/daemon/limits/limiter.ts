@@ -87,8 +87,8 @@ export class Limiter {
     return (await this.open()).standing(key.id, limits, this.o.clock());
   }
 
-  close(): void {
-    void this.store?.then((s) => s.close(), () => {});
+  close(): Promise<void> {
+    return this.store?.then((s) => s.close(), () => {}) ?? Promise.resolve();
   }
 
   /**

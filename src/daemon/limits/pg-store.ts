@@ -11,7 +11,10 @@ const MINUTE = 60_000;
 interface ReserveRow { ok: boolean; lim: string | null; used: number; held: number; retry_after_ms: string | null }
 
 export class PgLimitStore implements LimitStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly pool: Pool, log: (line: string) => void = () => {}) {
+    // An idle connection the server dropped is the pool's to replace; unheard, it would end the process.
+    pool.on('error', (e) => log(`store: a connection to PostgreSQL failed: ${e.message}`));
+  }
 
   async reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
     const b = limits.budget;
@@ -63,7 +66,7 @@ export class PgLimitStore implements LimitStore {
     return out;
   }
 
-  close(): void {
-    void this.pool.end();
+  close(): Promise<void> {
+    return this.pool.end();
   }
 }

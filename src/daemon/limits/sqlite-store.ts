@@ -229,9 +229,10 @@ export class SqliteLimitStore implements LimitStore {
     return Promise.resolve(out);
   }
 
-  close(): void {
+  close(): Promise<void> {
     this.flush();
     this.db.close();
+    return Promise.resolve();
   }
 
   /** A key's state; on first sight, its last minute read back from the ledger. */

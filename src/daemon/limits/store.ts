@@ -59,5 +59,6 @@ export interface LimitStore {
   /** Replaces the claim by what the request used and releases it; a second settlement of the same request changes nothing. */
   settle(claim: Claim, used: Used): Promise<void>;
   standing(keyId: string, limits: KeyLimits, now: number): Promise<Standing>;
-  close(): void;
+  /** Writes what is still queued and lets the store go. */
+  close(): Promise<void>;
 }
