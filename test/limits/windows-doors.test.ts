@@ -1,5 +1,7 @@
 // Rate windows with an injected clock (a refusal's retry-after is exactly when the request fits),
 // and every door's and native prefix's refusal in its own protocol's shape.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
@@ -140,5 +142,24 @@ describe('refusals in each door\'s shape', () => {
     expect(gw.mocks.openai.requests.length).toBe(seen);
     // A key with only rate limits may use it.
     expect((await chat(await limitedKey({ rpm: 5 }), { model: 'openai/gpt-unpriced-x' })).status).toBe(200);
+  });
+});
+
+describe('a limit store that cannot be opened', () => {
+  it('refuses the requests of keys with limits (503 in the door\'s shape), never serves them unlimited; keys without limits are served', async () => {
+    const other = await startTestGateway();
+    try {
+      mkdirSync(join(other.dir, 'usage.db')); // a folder where the database should be
+      const { key } = other.keys.create({ name: 'limited', limits: { rpm: 10 } });
+      await other.daemon.reload();
+      const res = await fetch(`${other.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-opus-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringMatching(/cannot read its limit store/) } });
+      expect(other.mocks.anthropic.requests).toHaveLength(0);
+      const free = await fetch(`${other.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': other.key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-opus-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+      expect(free.status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });
