@@ -55,6 +55,8 @@ export interface RequestStarted {
   requestBytes: number;
   /** The client's request headers with every credential masked (maskHeaders). */
   headers?: Record<string, string>;
+  /** The session the client named (routing/sessions.ts), as session-tag.ts keeps it: a UUID, or a short hash. */
+  session?: string;
 }
 
 export interface RequestFirstByte {
