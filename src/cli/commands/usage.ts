@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CliError, cliStateDir, note, out, printJson } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
+import { percent } from '../ui/common/format.js';
 import type { UsageSummary } from '../../daemon/observe/usage/index.js';
 import type { GroupBy, UsageTotals } from '../../daemon/observe/usage/queries.js';
 import { parseSince } from '../../daemon/observe/usage/settings.js';
@@ -81,11 +82,9 @@ function formatSaved(saved: number | null, unpriced: number, requests: number): 
   return `-${formatCost(-saved, unpriced, requests)}`;
 }
 
-const ratio = (r: number | null): string => (r === null ? '-' : `${(r * 100).toFixed(1)}%`);
-
 function cells(label: string, t: UsageTotals): string[] {
   return [
-    label, int(t.requests), int(t.errors), int(t.inputTokens), int(t.cachedTokens), int(t.cacheWriteTokens), ratio(t.cacheHitRatio),
+    label, int(t.requests), int(t.errors), int(t.inputTokens), int(t.cachedTokens), int(t.cacheWriteTokens), percent(t.cacheHitRatio),
     int(t.outputTokens), int(t.reasoningTokens), formatCost(t.cost, t.unpricedRequests, t.requests), formatSaved(t.cacheSaved, t.unpricedRequests, t.requests),
   ];
 }

@@ -25,6 +25,11 @@ export interface TokenUsage {
   reasoningTokens?: number;
 }
 
+/** The cache hit ratio: cache reads over all input tokens (which include them); undefined without input. */
+export function cacheHitRatio(cachedTokens: number | undefined, inputTokens: number | undefined): number | undefined {
+  return inputTokens ? (cachedTokens ?? 0) / inputTokens : undefined;
+}
+
 /**
  * IR usage (a protocol's usage reader's, providers/protocols/<p>/usage.ts) → the tracker's counts:
  * the one conversion, whichever path the answer took. A count the provider left unknown stays out.

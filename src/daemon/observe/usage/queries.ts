@@ -3,6 +3,7 @@
 // days and hourly ones only for the partial days at either end. The recent-requests table reads
 // raw rows. `gateway usage` and the dashboard call these same functions, so they always agree.
 import type { Database } from '../../store/sqlite.js';
+import { cacheHitRatio } from '../events.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
 
@@ -57,6 +58,9 @@ const SUMS = `SUM(requests) AS requests, SUM(errors) AS errors, SUM(input_tokens
   SUM(cached_tokens) AS cached, SUM(cache_write_tokens) AS cache_write, SUM(cache_write_1h_tokens) AS cache_write_1h,
   SUM(reasoning_tokens) AS reasoning, SUM(cost) AS cost, SUM(cache_saved) AS cache_saved, SUM(unpriced) AS unpriced, SUM(duration_ms) AS duration`;
 
+/** A ratio to four places (77.92%), so JSON shows 0.7792; null when there is none. */
+const roundRatio = (r: number | undefined): number | null => (r === undefined ? null : Math.round(r * 10_000) / 10_000);
+
 /** Rounds to a hundred-millionth of a dollar so JSON shows 0.0042, not 0.004200000000000001. */
 export const roundUsd = (v: number): number => Math.round(v * 1e8) / 1e8;
 
@@ -75,7 +79,7 @@ function totalsOf(s: RawSums | undefined): UsageTotals {
     cacheWriteTokens: Number(s?.cache_write ?? 0),
     cacheWrite1hTokens: Number(s?.cache_write_1h ?? 0),
     reasoningTokens: Number(s?.reasoning ?? 0),
-    cacheHitRatio: input > 0 ? Math.round((cached / input) * 10_000) / 10_000 : null,
+    cacheHitRatio: roundRatio(cacheHitRatio(cached, input)),
     cost: priced ? roundUsd(Number(s?.cost ?? 0)) : null,
     cacheSaved: priced ? roundUsd(Number(s?.cache_saved ?? 0)) : null,
     unpricedRequests: unpriced,
