@@ -143,6 +143,17 @@ describe.each(CASES)('provider protocol $upstream, stream: $stream', ({ upstream
   });
 });
 
+describe.each(UPSTREAMS)('provider protocol %s, a Chat stream that did not ask for usage', (upstream) => {
+  it('no usage reaches the client; the record still counts it', async () => {
+    const before = ends.length;
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of await chat.chat.completions.create({ model: MODEL[upstream], messages: [{ role: 'user', content: 'hi' }], stream: true })) chunks.push(c);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.some((c) => c.usage)).toBe(false);
+    expectRecorded(await recorded(before), upstream);
+  });
+});
+
 /** The native prefixes relay the provider's own bytes; their record reads the same counts out of them. */
 describe.each([false, true])('native prefixes, stream: %s', (stream) => {
   const post = async (path: string, body: Record<string, unknown>, headers: Record<string, string>): Promise<TokenUsage> => {
