@@ -287,6 +287,14 @@
       return el('td', {}, el('span', { class: `badge ${ok ? 'ok' : 'error'}`, title: d.errorMessage ?? '', text: `${d.status}${!ok && d.errorCode ? ` ${d.errorCode}` : ''}` }));
     }
 
+    // A finished request's cache reads and writes (parts of its input), when it had any.
+    function cacheNote(d) {
+      const read = d.cachedTokens ?? 0;
+      const written = d.cacheWriteTokens ?? 0;
+      if (read + written === 0) return null;
+      return el('div', { class: 'muted small nowrap', 'data-cache-note': '', title: 'parts of the input', text: `${fmtCompact(read)} cache read · ${fmtCompact(written)} written` });
+    }
+
     function render(entry) {
       const d = entry.data;
       const done = entry.done;
@@ -303,7 +311,7 @@
         statusCell(d, done),
         el('td', { class: 'num', text: fmtMs(d.ttfbMs) }),
         el('td', { class: 'num', 'data-elapsed': done ? '' : String(d.time), text: fmtMs(duration) }),
-        el('td', { class: 'num', text: tokens }),
+        el('td', { class: 'num' }, tokens, done ? cacheNote(d) : null),
         el('td', { class: 'num', text: done ? fmtUsd(d.cost) : '…' }),
       );
       if (entry.tr) entry.tr.replaceWith(tr); else tbody.prepend(tr);

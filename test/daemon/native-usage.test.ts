@@ -42,7 +42,7 @@ describe('native usage taps', () => {
     expect(a.complete()).toBe(false);
     a.push(Buffer.from('event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":9}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'));
     expect(a.complete()).toBe(true);
-    expect(a.usage()).toEqual({ inputTokens: 10, cachedTokens: 6, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 });
+    expect(a.usage()).toEqual({ inputTokens: 10, cachedTokens: 6, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 9, reasoningTokens: 0 });
     const o = createNativeUsageTap('openai-chat', 'text/event-stream')!;
     o.push(Buffer.from('data: {"model":"gpt-5.4","choices":[]}\n\ndata: [DONE]\n\n'));
     expect(o.complete()).toBe(true);
@@ -119,13 +119,23 @@ describe('one usage reading per protocol: the pass-through tap and the translati
       what: 'Anthropic: input_tokens leave out cache reads and writes, the tracker counts them in',
       protocol: 'anthropic', usage: { input_tokens: 1000, cache_read_input_tokens: 3000, cache_creation_input_tokens: 500, output_tokens: 800 },
       streamed: [{ input_tokens: 1000, cache_read_input_tokens: 3000, cache_creation_input_tokens: 500, output_tokens: 1 }, { output_tokens: 800 }],
-      tokens: { inputTokens: 4500, cachedTokens: 3000, cacheWriteTokens: 500, outputTokens: 800, reasoningTokens: 0 },
+      tokens: { inputTokens: 4500, cachedTokens: 3000, cacheWriteTokens: 500, cacheWrite1hTokens: 0, outputTokens: 800, reasoningTokens: 0 },
     },
     {
       what: 'Anthropic: a message_delta that repeats the input count alone keeps message_start\'s cache counts',
       protocol: 'anthropic', usage: { input_tokens: 10, cache_read_input_tokens: 6, cache_creation_input_tokens: 0, output_tokens: 9 },
       streamed: [{ input_tokens: 10, cache_read_input_tokens: 6, cache_creation_input_tokens: 0, output_tokens: 1 }, { input_tokens: 10, cache_read_input_tokens: null, output_tokens: 9 }],
-      tokens: { inputTokens: 16, cachedTokens: 6, cacheWriteTokens: 0, outputTokens: 9, reasoningTokens: 0 },
+      tokens: { inputTokens: 16, cachedTokens: 6, cacheWriteTokens: 0, cacheWrite1hTokens: 0, outputTokens: 9, reasoningTokens: 0 },
+    },
+    {
+      what: 'Anthropic: cache writes by TTL, the 1-hour part kept beside the total (message_delta does not repeat the split)',
+      protocol: 'anthropic',
+      usage: { input_tokens: 40, cache_read_input_tokens: 1200, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 }, output_tokens: 30 },
+      streamed: [
+        { input_tokens: 40, cache_read_input_tokens: 1200, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 }, output_tokens: 1 },
+        { input_tokens: 40, cache_read_input_tokens: 1200, cache_creation_input_tokens: 300, output_tokens: 30 },
+      ],
+      tokens: { inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200, outputTokens: 30, reasoningTokens: 0 },
     },
     {
       what: 'OpenAI Chat: cached prompt tokens, reasoning counted in output',

@@ -1,5 +1,6 @@
 // The JSON admin API behind the dashboard, with the admin token: keys (create once, list, revoke
 // with immediate effect), providers (where from, test, store in keychain), usage and the live stream.
+import { SCHEMA_VERSION } from '../../src/daemon/observe/usage/schema.js';
 import { request } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,7 +156,7 @@ describe('/admin/usage', () => {
     const filters = await gw.raw('GET', '/admin/usage/filters?since=1d', { headers: auth });
     expect(filters.json.models).toContain('gpt-5.4');
     const st = await gw.raw('GET', '/admin/usage/status', { headers: auth });
-    expect(st.json).toMatchObject({ schemaVersion: 5, latestSchemaVersion: 5, prices: { overrides: 1 } });
+    expect(st.json).toMatchObject({ schemaVersion: SCHEMA_VERSION, latestSchemaVersion: SCHEMA_VERSION, prices: { overrides: 1 } });
     const prices = await gw.raw('GET', '/admin/prices', { headers: auth });
     expect(prices.json.models['openai/gpt-5.4']).toEqual({ input: 2, output: 10 });
     expect(prices.json.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);

@@ -21,15 +21,17 @@ beforeAll(async () => {
   db.exec('BEGIN');
   db.prepare(`WITH RECURSIVE h(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM h WHERE i < ${HOURS - 1}),
       k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n < ${KEYS - 1}), m(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM m WHERE n < ${MODELS - 1})
-    INSERT INTO hourly SELECT ? - h.i * ${HOUR_MS}, 'key' || k.n, CASE m.n % 3 WHEN 0 THEN 'anthropic' WHEN 1 THEN 'openai' ELSE 'gemini' END,
+    INSERT INTO hourly (hour, key_id, provider, model, key_label, key_name, requests, errors, input_tokens, output_tokens, cached_tokens,
+      cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms) SELECT ? - h.i * ${HOUR_MS}, 'key' || k.n, CASE m.n % 3 WHEN 0 THEN 'anthropic' WHEN 1 THEN 'openai' ELSE 'gemini' END,
       'model-' || m.n, '', 'app-' || k.n, ${REQUESTS_PER_ROW}, 1, 40000, 8000, 10000, 0, 500, 0.35, 2, 60000 FROM h, k, m`).run(now);
   db.prepare(`WITH RECURSIVE h(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM h WHERE i < ${HOURS - 1}), b(n) AS (SELECT 60 UNION ALL SELECT n + 1 FROM b WHERE n < 90),
       p(name) AS (VALUES ('anthropic'), ('openai'), ('gemini')), mt(name) AS (VALUES ('duration'), ('ttfb'))
     INSERT INTO latency_hourly SELECT ? - h.i * ${HOUR_MS}, p.name, mt.name, b.n, 7 FROM h, p, mt, b`).run(now);
   // The per-hour totals and daily rollups, derived the way the v2 migration derives them.
   const sum = 'SUM(requests), SUM(errors), SUM(input_tokens), SUM(output_tokens), SUM(cached_tokens), SUM(cache_write_tokens), SUM(reasoning_tokens), SUM(cost), SUM(unpriced), SUM(duration_ms)';
-  db.exec(`INSERT INTO hourly_totals SELECT hour, ${sum} FROM hourly GROUP BY hour`);
-  db.exec(`INSERT INTO daily SELECT (hour / 86400000) * 86400000, key_id, provider, model, '', MAX(key_name), ${sum} FROM hourly GROUP BY 1, 2, 3, 4`);
+  const sums = 'requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+  db.exec(`INSERT INTO hourly_totals (hour, ${sums}) SELECT hour, ${sum} FROM hourly GROUP BY hour`);
+  db.exec(`INSERT INTO daily (day, key_id, provider, model, key_label, key_name, ${sums}) SELECT (hour / 86400000) * 86400000, key_id, provider, model, '', MAX(key_name), ${sum} FROM hourly GROUP BY 1, 2, 3, 4`);
   db.exec(`INSERT INTO latency_daily SELECT day, provider, metric, json_group_object(CAST(bucket AS TEXT), n) FROM (
     SELECT (hour / 86400000) * 86400000 AS day, provider, metric, bucket, SUM(count) AS n FROM latency_hourly GROUP BY 1, 2, 3, 4) GROUP BY 1, 2, 3`);
   db.prepare(`WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 299999)

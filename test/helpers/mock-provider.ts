@@ -75,8 +75,65 @@ function pieces(text: string): string[] {
 
 export const MOCK_TEXT = 'Hello from the mock provider.';
 
-/** What the mock answers when no handler does (a handler may call it with a rewritten request). */
-export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
+/**
+ * The tokens an answer reports, each provider writing them its own way (provider-reference.md §4.7):
+ * `input` is the prompt's uncached part, `cacheRead` and the writes by TTL the rest of it; `output`
+ * includes `reasoning`. Anthropic counts input without the cache and reports writes by TTL; OpenAI
+ * and Gemini count the cache reads inside the prompt and report no writes (a write given to them
+ * counts in their prompt only). Without it, each answer reports 12 input tokens and one output
+ * token per word, no cache.
+ */
+export interface MockTokens {
+  input: number;
+  cacheRead?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+  output: number;
+  reasoning?: number;
+}
+
+const written = (t: MockTokens): number => (t.cacheWrite5m ?? 0) + (t.cacheWrite1h ?? 0);
+/** The whole prompt, as OpenAI and Gemini count it. */
+const prompt = (t: MockTokens): number => t.input + (t.cacheRead ?? 0) + written(t);
+
+/** Messages' `usage` (`output`: the output so far, for a stream's first event). */
+export function anthropicUsage(t: MockTokens, output = t.output): Record<string, unknown> {
+  const usage: Record<string, unknown> = { input_tokens: t.input, cache_creation_input_tokens: written(t), cache_read_input_tokens: t.cacheRead ?? 0, output_tokens: output };
+  if (t.cacheWrite5m !== undefined || t.cacheWrite1h !== undefined) usage.cache_creation = { ephemeral_5m_input_tokens: t.cacheWrite5m ?? 0, ephemeral_1h_input_tokens: t.cacheWrite1h ?? 0 };
+  if (t.reasoning !== undefined) usage.output_tokens_details = { thinking_tokens: t.reasoning };
+  return usage;
+}
+
+/** Chat Completions' `usage`: cached tokens inside `prompt_tokens`, reasoning inside `completion_tokens`. */
+export function chatUsage(t: MockTokens): Record<string, unknown> {
+  const usage: Record<string, unknown> = { prompt_tokens: prompt(t), completion_tokens: t.output, total_tokens: prompt(t) + t.output };
+  if (t.cacheRead !== undefined) usage.prompt_tokens_details = { cached_tokens: t.cacheRead };
+  if (t.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: t.reasoning };
+  return usage;
+}
+
+/** Responses' `usage`. */
+export function responsesUsage(t: MockTokens): Record<string, unknown> {
+  return {
+    input_tokens: prompt(t), input_tokens_details: { cached_tokens: t.cacheRead ?? 0 },
+    output_tokens: t.output, output_tokens_details: { reasoning_tokens: t.reasoning ?? 0 }, total_tokens: prompt(t) + t.output,
+  };
+}
+
+/** Gemini's `usageMetadata`: cached content inside `promptTokenCount`, thoughts apart from candidates; counts that are 0 left out. */
+export function geminiUsage(t: MockTokens): Record<string, unknown> {
+  const thoughts = t.reasoning ?? 0;
+  const usage: Record<string, unknown> = { promptTokenCount: prompt(t), candidatesTokenCount: t.output - thoughts, totalTokenCount: prompt(t) + t.output };
+  if (t.cacheRead) usage.cachedContentTokenCount = t.cacheRead;
+  if (thoughts) usage.thoughtsTokenCount = thoughts;
+  return usage;
+}
+
+/**
+ * What the mock answers when no handler does (a handler may call it with a rewritten request, or
+ * with the tokens the answer should report).
+ */
+export function defaultReply(provider: MockProviderId, r: Recorded, tokens?: MockTokens): MockReply {
   const path = r.url.split('?')[0]!;
   if (r.method === 'GET' && /\/models$/.test(path)) {
     if (provider === 'gemini') return json(200, { models: [{ name: 'models/gemini-3.5-flash', supportedGenerationMethods: ['generateContent', 'countTokens'] }, { name: 'models/text-embedding-004', supportedGenerationMethods: ['embedContent'] }] });
@@ -87,27 +144,29 @@ export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
   const words = pieces(MOCK_TEXT);
   if (provider === 'anthropic' && path === '/v1/messages') {
     const model = String(body.model ?? 'claude-opus-5');
+    const t = tokens ?? { input: 12, output: words.length };
     if (body.stream === true) {
       const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
       return {
         headers: { 'content-type': 'text/event-stream', 'request-id': 'req_mock' },
         chunks: [
-          ev('message_start', { type: 'message_start', message: { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } }),
+          ev('message_start', { type: 'message_start', message: { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(t, 1) } }),
           ev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
           ev('ping', { type: 'ping' }),
           ...words.map((w) => ev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } })),
           ev('content_block_stop', { type: 'content_block_stop', index: 0 }),
-          ev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: words.length } }),
+          // The input counts again (cumulative, as Anthropic now sends them) only when asked for tokens.
+          ev('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: tokens ? anthropicUsage(tokens) : { output_tokens: words.length } }),
           ev('message_stop', { type: 'message_stop' }),
         ],
       };
     }
-    return { ...json(200, { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: MOCK_TEXT }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: words.length } }), headers: { 'content-type': 'application/json', 'request-id': 'req_mock' } };
+    return { ...json(200, { id: 'msg_mock', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: MOCK_TEXT }], stop_reason: 'end_turn', stop_sequence: null, usage: anthropicUsage(t) }), headers: { 'content-type': 'application/json', 'request-id': 'req_mock' } };
   }
   if (provider === 'anthropic' && path === '/v1/messages/count_tokens') return json(200, { input_tokens: 12 });
   if (provider === 'openai' && path === '/v1/chat/completions') {
     const model = String(body.model ?? 'gpt-5.4');
-    const usage = { prompt_tokens: 12, completion_tokens: words.length, total_tokens: 12 + words.length };
+    const usage = chatUsage(tokens ?? { input: 12, output: words.length });
     if (body.stream === true) {
       const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
       const chunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1767225600, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
@@ -124,13 +183,14 @@ export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
     }
     return json(200, { id: 'chatcmpl-mock', object: 'chat.completion', created: 1767225600, model, choices: [{ index: 0, message: { role: 'assistant', content: MOCK_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage });
   }
-  if (provider === 'openai' && path === '/v1/responses') return responsesReply(String(body.model ?? 'gpt-5.4'), body.stream === true, words);
+  if (provider === 'openai' && path === '/v1/responses') return responsesReply(String(body.model ?? 'gpt-5.4'), body.stream === true, words, tokens);
   if (provider === 'openai' && path === '/v1/embeddings') return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model: String(body.model ?? ''), usage: { prompt_tokens: 2, total_tokens: 2 } });
   const gm = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path);
   if (provider === 'gemini' && gm) {
     const model = decodeURIComponent(gm[1]!);
     if (gm[2] === 'countTokens') return json(200, { totalTokens: 12 });
-    const usage = (n: number) => ({ promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n });
+    // A stream's usage is cumulative: the prompt's from the first fragment, the output's growing.
+    const usage = (n: number) => (tokens ? geminiUsage(n === words.length ? tokens : { ...tokens, output: n, reasoning: 0 }) : { promptTokenCount: 12, candidatesTokenCount: n, totalTokenCount: 12 + n });
     const response = (text: string, n: number, finish?: string) => ({ candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finish ? { finishReason: finish } : {}), index: 0 }], usageMetadata: usage(n), modelVersion: model, responseId: 'resp-mock' });
     if (gm[2] === 'streamGenerateContent') {
       const sse = r.url.includes('alt=sse');
@@ -146,8 +206,8 @@ export function defaultReply(provider: MockProviderId, r: Recorded): MockReply {
 }
 
 /** OpenAI's Responses API answering MOCK_TEXT: a response object, or its typed SSE events. */
-export function responsesReply(model: string, stream: boolean, words: string[]): MockReply {
-  const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: words.length, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 + words.length };
+export function responsesReply(model: string, stream: boolean, words: string[], tokens?: MockTokens): MockReply {
+  const usage = responsesUsage(tokens ?? { input: 12, output: words.length });
   const message = (status: string, text: string) => ({ id: 'msg_mock', type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text, annotations: [], logprobs: [] }] : [] });
   const response = (status: string, output: unknown[]) => ({ id: 'resp_mock', object: 'response', created_at: 1767225600, status, model, output, usage: status === 'completed' ? usage : null, error: null, incomplete_details: null });
   if (!stream) return json(200, response('completed', [message('completed', MOCK_TEXT)]));

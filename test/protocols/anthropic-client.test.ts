@@ -106,7 +106,7 @@ describe('round trip through the client', () => {
     expect(starts).toEqual([0, 1, 2, 3]);
     const toolStart = out.filter(([e]) => e === 'content_block_start')[2]![1].content_block;
     expect(toolStart.id).toMatch(/^[a-zA-Z0-9_-]+$/);
-    expect(out.at(-2)![1]).toEqual({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 100, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 20 } });
+    expect(out.at(-2)![1]).toEqual({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 100, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 20, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } } });
   });
 
   it('a client that sends the answer back gives the provider its own call id and state again', () => {
@@ -145,7 +145,18 @@ describe('round trip through the client', () => {
       id: 'msg_fixture', type: 'message', role: 'assistant', model: 'openai/gpt-5.4-2026-03-05',
       content: [{ type: 'thinking', thinking: 'Hmm.', signature: '' }, { type: 'text', text: 'Hello.' }],
       stop_reason: 'end_turn', stop_sequence: null, stop_details: null,
-      usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } },
+    });
+  });
+
+  it('takes cache reads and writes out of input_tokens, and gives the writes by TTL', () => {
+    const msg = anthropicClient.renderResponse({
+      choices: [{ index: 0, finish: 'stop', parts: [{ type: 'text', text: 'Hello.' }] }],
+      usage: { inputTokens: 1540, outputTokens: 30, cachedInputTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200 },
+    }, rctx) as { usage: unknown };
+    expect(msg.usage).toEqual({
+      input_tokens: 40, output_tokens: 30, cache_creation_input_tokens: 300, cache_read_input_tokens: 1200,
+      cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 },
     });
   });
 });

@@ -185,7 +185,7 @@ describe('Anthropic provider: reading a stream', () => {
       { type: 'reasoning-end', state: { provider: 'anthropic', data: { signature: 'EqQB' } } },
       { type: 'reasoning-end', redacted: true, state: { provider: 'anthropic', data: { data: 'enc' } } },
     ]);
-    expect(out.at(-1)).toEqual({ type: 'finish', reason: 'stop', usage: { inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, cacheWriteTokens: 0, reasoningTokens: 0 } });
+    expect(out.at(-1)).toEqual({ type: 'finish', reason: 'stop', usage: { inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, cacheWriteTokens: 0, cacheWrite1hTokens: 0, reasoningTokens: 0 } });
   });
 
   it('opens one call per tool block, however often its start repeats', () => {
@@ -204,7 +204,7 @@ describe('Anthropic provider: reading a stream', () => {
     expect(r.usage()).toBeUndefined();
     r.push(start);
     r.push(ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: null, cache_read_input_tokens: null, output_tokens: 7 } }));
-    expect(r.usage()).toEqual({ inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, cacheWriteTokens: 0, reasoningTokens: 0 });
+    expect(r.usage()).toEqual({ inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, cacheWriteTokens: 0, cacheWrite1hTokens: 0, reasoningTokens: 0 });
     expect(r.complete()).toBe(false);
     r.push(stop);
     expect(r.complete()).toBe(true);

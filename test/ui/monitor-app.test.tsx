@@ -155,6 +155,25 @@ describe('monitor frames', () => {
     await m.until((f) => f.includes('2 of 2'), 'back to the list');
   });
 
+  it('shows the prompt cache where it shows tokens: the hit ratio in the totals, reads and writes in a request\'s details', async () => {
+    const usage = { inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200, outputTokens: 30, reasoningTokens: 10 };
+    const m = mount({ height: 40 });
+    m.connect();
+    m.emit(...lifeOf('plain'));
+    const before = await m.until((f) => f.includes('requests 1 · errors 0'), 'a request without cache use');
+    expect(before).not.toContain('cache');
+    m.emit(started('cached', {}, 2000), finished('cached', 3000, { durationMs: 1000, usage }));
+    // 1,200 of the 1,552 input tokens were cache reads; 100 columns leave room for the ratio alone.
+    const after = await m.until((f) => f.includes('requests 2'), 'the cached request');
+    expect(after).toMatch(/tokens 1\.6k in \/ 70 out · cache 77\.3% hit · \d\.\d\d req\/s\n/);
+    await m.press('\u001B[A');
+    await m.until((f) => f.includes('2 of 2'), 'selection list');
+    await m.press('\r');
+    const d = await m.until((f) => f.includes('request #2'), 'details');
+    expect(d).toMatch(/usage\s+input 1\.5k · output 30 · reasoning 10\n/);
+    expect(d).toMatch(/cache\s+1\.2k read · 300 written \(200 for 1h\) · 77\.9% of the input read\n/);
+  });
+
   it('says plainly when no gateway runs, and when it comes back', async () => {
     const m = mount();
     m.status({ state: 'no-daemon', retryInMs: 250 });

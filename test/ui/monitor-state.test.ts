@@ -4,6 +4,7 @@ import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import { createRecordJoiner } from '../../src/cli/ui/monitor/json.js';
 import { layoutFor, headerLine, rowLine, tokensPerSecond } from '../../src/cli/ui/monitor/columns.js';
 import { detailLines } from '../../src/cli/ui/monitor/details.js';
+import { statusParts } from '../../src/cli/ui/monitor/components.js';
 import { matches, parseFilter } from '../../src/cli/ui/monitor/filter.js';
 import { commandFor, footerText } from '../../src/cli/ui/monitor/keys.js';
 import { splitKeystrokes } from '../../src/cli/ui/common/keystrokes.js';
@@ -32,7 +33,20 @@ describe('monitor reducer', () => {
     expect(s.live).toHaveLength(0);
     expect(printedRows(s)).toHaveLength(1);
     expect(printedRows(s)[0]).toMatchObject({ id: 'a', state: 'ok', status: 200, durationMs: 1120, usage: { inputTokens: 12, outputTokens: 40 } });
-    expect(s.totals).toEqual({ requests: 1, errors: 0, tokensIn: 12, tokensOut: 40 });
+    expect(s.totals).toEqual({ requests: 1, errors: 0, tokensIn: 12, tokensOut: 40, cacheRead: 0, cacheWrite: 0 });
+  });
+
+  it('totals the cache reads and writes, and shows them with the hit ratio where the terminal has room', () => {
+    const usage = { inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200, outputTokens: 30 };
+    const plain = run([connected, events(lifeOf('a'))]);
+    expect(statusParts(plain, 150).join(' · ')).not.toContain('cache');
+    const s = run([events([started('b', {}, 1500), finished('b', 1900, { usage })])], plain);
+    expect(s.totals).toEqual({ requests: 2, errors: 0, tokensIn: 1552, tokensOut: 70, cacheRead: 1200, cacheWrite: 300 });
+    expect(statusParts(s, 150)).toEqual([
+      'requests 2', 'errors 0', 'in flight 0', 'tokens 1.6k in / 70 out', 'cache 1.2k read / 300 write, 77.3% hit', expect.stringMatching(/req\/s \(1 min\)$/), 'since 10:00:00',
+    ]);
+    expect(statusParts(s, 120).slice(4)).toEqual(['cache 1.2k read / 300 write, 77.3% hit', expect.stringMatching(/^\d\.\d\d req\/s$/)]);
+    expect(statusParts(s, 99).slice(4)).toEqual(['cache 77.3% hit', expect.stringMatching(/^\d\.\d\d req\/s$/)]);
   });
 
   it('counts errors and keeps their code and message', () => {
@@ -107,7 +121,7 @@ describe('monitor reducer', () => {
     s = run([{ type: 'clear', now: T0 + 3000 }], s);
     expect(s.done).toHaveLength(0);
     expect(s.live.map((r) => r.id)).toEqual(['b']);
-    expect(s.totals).toEqual({ requests: 1, errors: 0, tokensIn: 0, tokensOut: 0 });
+    expect(s.totals).toEqual({ requests: 1, errors: 0, tokensIn: 0, tokensOut: 0, cacheRead: 0, cacheWrite: 0 });
     expect(s.printed).toEqual({ gen: 1, items: [] });
     expect(s.clearScreen).toBe(1);
     s = run([{ type: 'screen_cleared' }], s);

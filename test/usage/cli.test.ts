@@ -1,4 +1,4 @@
-// `gateway usage --since 7d --by model|key|provider|provider-key|day [--json]` agrees with the dashboard: the
+// `gateway usage --since 7d --by model|key|provider|provider-key|day|session [--json]` agrees with the dashboard: the
 // JSON the dashboard's API serves, and the numbers the Usage page shows. After `gateway stop`,
 // the offline path (reading usage.db directly) still agrees, so nothing was lost on stop.
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { dashboardSession, startGatewayProcess, type GatewayProcess } from './ga
 
 let gw: GatewayProcess;
 let cookie: string;
-const BY = ['model', 'key', 'provider', 'provider-key', 'day'] as const;
+const BY = ['model', 'key', 'provider', 'provider-key', 'day', 'session'] as const;
 
 interface Summary { since: string; until: string; by: string; rows: Array<{ group: string; label: string; requests: number; cost: number | null }>; totals: Record<string, number | null> }
 

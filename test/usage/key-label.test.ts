@@ -20,8 +20,8 @@ function row(over: Partial<UsageRow>): UsageRow {
     requestId: `req_${Math.random().toString(36).slice(2)}`, startedAt: NOW, keyId: 'k1', keyName: 'app', mode: 'messages',
     provider: 'openai', model: 'gpt-5.4', requestedModel: 'gpt-5.4', method: 'POST', path: '/v1/messages', stream: false, status: 200,
     errorCode: null, errorMessage: null, durationMs: 100, ttfbMs: 50, requestBytes: 10, outputBytes: 20,
-    inputTokens: 100, outputTokens: 10, cachedTokens: null, cacheWriteTokens: null, reasoningTokens: null, cost: 0.01,
-    route: null, waitedMs: null, keyLabel: null, ...over,
+    inputTokens: 100, outputTokens: 10, cachedTokens: null, cacheWriteTokens: null, cacheWrite1hTokens: null, reasoningTokens: null, cost: 0.01,
+    cacheSaved: null, session: null, route: null, waitedMs: null, keyLabel: null, ...over,
   };
 }
 const range = { since: NOW - 3_600_000, until: NOW + 1 };

@@ -131,8 +131,8 @@ describe('the usage.db schema', () => {
         requestId: 'new', startedAt: Date.now(), keyId: 'k', keyName: 'app', mode: 'unified', provider: 'anthropic',
         model: 'claude-sonnet-4-5-20250929', requestedModel: 'claude-sonnet-4-5', method: 'POST', path: '/v1/chat/completions', stream: true,
         status: 200, errorCode: null, errorMessage: null, durationMs: 10, ttfbMs: 5, requestBytes: 1, outputBytes: 1,
-        inputTokens: 1, outputTokens: 1, cachedTokens: null, cacheWriteTokens: null, reasoningTokens: null, cost: 0,
-        route: null, waitedMs: null, keyLabel: null,
+        inputTokens: 1, outputTokens: 1, cachedTokens: null, cacheWriteTokens: null, cacheWrite1hTokens: null, reasoningTokens: null, cost: 0,
+        cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null,
       }]);
       expect(recentRequests(store.db, {}).rows.map((r) => [r.requestId, r.model, r.requestedModel])).toEqual([
         ['new', 'claude-sonnet-4-5-20250929', 'claude-sonnet-4-5'], ['old', 'claude-sonnet-4-5', null],

@@ -1,7 +1,7 @@
 // Cost: the price table's lookups and arithmetic, then every provider end to end — a real daemon,
 // mock providers reporting cached and reasoning tokens, and the row the recorder writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPriceTable, costOf, findPrice, readShippedPrices, requestCost } from '../../src/daemon/observe/usage/prices.js';
+import { buildPriceTable, cacheSavingsOf, costOf, findPrice, readShippedPrices, requestCost } from '../../src/daemon/observe/usage/prices.js';
 import { openUsageHistory, recordUsage, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
 import { recentRequests } from '../../src/daemon/observe/usage/queries.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -39,6 +39,34 @@ describe('the price table', () => {
     expect(costOf(gpt, { inputTokens: 1000, cachedTokens: 400, outputTokens: 300, reasoningTokens: 100 })).toBeCloseTo((600 * 2.5 + 400 * 1.25 + 300 * 10) / 1e6, 12);
     const old = findPrice(table, 'openai', 'gpt-4o-2024-05-13')!.price; // no cached price: cache reads at the input price
     expect(costOf(old, { inputTokens: 1000, cachedTokens: 1000, outputTokens: 0 })).toBeCloseTo(1000 * 5 / 1e6, 12);
+  });
+
+  it('prices each part of a cached turn at its own rate: 5-minute and 1-hour writes apart, falling back to 1.25× and 2× the input price', () => {
+    // 1,540 input tokens: 40 uncached, 1,200 cache reads, 300 writes of which 200 for an hour; 30 out.
+    const turn = { inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200, outputTokens: 30 };
+    const opus = findPrice(table, 'anthropic', 'claude-opus-4-6')!.price; // input 5, cached 0.5, 5-minute write 6.25, no 1-hour price
+    expect(opus.cacheWrite1h).toBeUndefined();
+    expect(costOf(opus, turn)).toBeCloseTo((40 * 5 + 1200 * 0.5 + 100 * 6.25 + 200 * 10 + 30 * 25) / 1e6, 12);
+    // What the cache saved: the 1,500 cached tokens at the input price, less what they were billed.
+    expect(cacheSavingsOf(opus, turn)).toBeCloseTo((1500 * 5 - (1200 * 0.5 + 100 * 6.25 + 200 * 10)) / 1e6, 12);
+    // An entry without cache prices: reads at the input price (never guessed), writes at the multiples.
+    const bare = { input: 4, output: 8 };
+    expect(costOf(bare, turn)).toBeCloseTo((40 * 4 + 1200 * 4 + 100 * 5 + 200 * 8 + 30 * 8) / 1e6, 12);
+    expect(cacheSavingsOf(bare, turn)).toBeCloseTo((100 * (4 - 5) + 200 * (4 - 8)) / 1e6, 12); // writes only cost more
+    // Writes whose TTL was not reported are 5-minute ones.
+    expect(costOf(opus, { inputTokens: 1000, cacheWriteTokens: 1000, outputTokens: 0 })).toBeCloseTo(1000 * 6.25 / 1e6, 12);
+  });
+
+  it('takes every cache rate from config, the 1-hour write included', () => {
+    const { table: t, problems } = buildPriceTable(shipped, {
+      'anthropic/claude-opus-4-6': { input: 5, output: 25, cachedInput: 0.4, cacheWrite: 6, cacheWrite1h: 9 },
+      'anthropic/claude-bad': { input: 5, output: 25, cacheWrite1h: 'double' },
+    });
+    expect(problems).toEqual([expect.stringMatching(/claude-bad: .*"cacheWrite1h"/)]);
+    const opus = findPrice(t, 'anthropic', 'claude-opus-4-6')!.price;
+    expect(requestCost(t, 'anthropic', 'claude-opus-4-6', { inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300, cacheWrite1hTokens: 200, outputTokens: 30 }, 200))
+      .toBeCloseTo((40 * 5 + 1200 * 0.4 + 100 * 6 + 200 * 9 + 30 * 25) / 1e6, 12);
+    expect(opus.cacheWrite1h).toBe(9);
   });
 
   it('records unknown as null: unknown model, or success without token counts', () => {

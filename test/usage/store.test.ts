@@ -24,8 +24,8 @@ function row(over: Partial<UsageRow> = {}): UsageRow {
     requestId: `req_${Math.random().toString(36).slice(2)}`, startedAt: Date.now(), keyId: 'k1', keyName: 'app', mode: 'native',
     provider: 'openai', model: 'gpt-4o', requestedModel: 'gpt-4o', method: 'POST', path: '/v1/chat/completions', stream: false, status: 200,
     errorCode: null, errorMessage: null, durationMs: 120, ttfbMs: 80, requestBytes: 100, outputBytes: 300,
-    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, reasoningTokens: null, cost: 0.001,
-    route: null, waitedMs: null, keyLabel: null, ...over,
+    inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, cacheWrite1hTokens: null, reasoningTokens: null, cost: 0.001,
+    cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null, ...over,
   };
 }
 
@@ -91,6 +91,38 @@ describe('schema and migrations', () => {
     const r = { since: day - DAY, until: Date.now() };
     expect(usageTotals(store.db, r)).toMatchObject({ requests: 288, errors: 96, unpricedRequests: 96 });
     expect(usageGroups(store.db, r, 'key').map((g) => [g.label, g.requests])).toEqual([['name-k1', 144], ['name-k2', 144]]);
+    store.close();
+  });
+
+  it('v5 → the cache columns: older rows keep their cache reads and writes, their 1-hour writes, savings and session unknown; new rows add theirs', async () => {
+    const path = join(dir, 'v5.db');
+    const { DatabaseSync } = await loadSqlite();
+    const db = new DatabaseSync(path);
+    migrate(db, MIGRATIONS.slice(0, 5));
+    expect(schemaVersion(db)).toBe(5);
+    const hour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+    const sums = 'requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+    db.prepare(`INSERT INTO hourly (hour, key_id, provider, model, key_label, key_name, ${sums}) VALUES (?, 'k1', 'anthropic', 'claude-opus-4-6', '', 'app', 1, 0, 1000, 10, 600, 300, 0, 0.01, 0, 100)`).run(hour);
+    db.prepare(`INSERT INTO hourly_totals (hour, ${sums}) VALUES (?, 1, 0, 1000, 10, 600, 300, 0, 0.01, 0, 100)`).run(hour);
+    db.prepare(`INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, method, path, stream, status, duration_ms, request_bytes,
+      output_bytes, input_tokens, output_tokens, cached_tokens, cache_write_tokens, cost) VALUES ('old', ?, 'k1', 'app', 'messages', 'anthropic', 'claude-opus-4-6',
+      'POST', '/v1/messages', 0, 200, 100, 10, 10, 1000, 10, 600, 300, 0.01)`).run(hour);
+    db.close();
+    const store = await UsageStore.open(path);
+    expect(schemaVersion(store.db)).toBe(SCHEMA_VERSION);
+    expect(recentRequests(store.db, {}).rows[0]).toMatchObject({ requestId: 'old', cachedTokens: 600, cacheWriteTokens: 300, cacheWrite1hTokens: null, cacheSaved: null, session: null });
+    store.insert([row({
+      provider: 'anthropic', model: 'claude-opus-4-6', startedAt: hour + 1, inputTokens: 1540, cachedTokens: 1200, cacheWriteTokens: 300,
+      cacheWrite1hTokens: 200, outputTokens: 30, cost: 0.004175, cacheSaved: 0.004275, session: 'a7c1b9e2-3d4f-4a5b-8c6d-7e8f9a0b1c2d',
+    })]);
+    const r = { since: hour, until: hour + HOUR_MS - 1 };
+    expect(usageTotals(store.db, r)).toMatchObject({
+      requests: 2, inputTokens: 2540, cachedTokens: 1800, cacheWriteTokens: 600, cacheWrite1hTokens: 200, cacheHitRatio: 0.7087, cost: 0.014175, cacheSaved: 0.004275,
+    });
+    expect(usageGroups(store.db, r, 'model')).toEqual([expect.objectContaining({ group: 'anthropic/claude-opus-4-6', cacheWrite1hTokens: 200, cacheSaved: 0.004275 })]);
+    expect(usageGroups(store.db, r, 'session').map((g) => [g.group, g.label, g.requests, g.cachedTokens, g.cacheSaved])).toEqual([
+      ['', '(none named)', 1, 600, 0], ['a7c1b9e2-3d4f-4a5b-8c6d-7e8f9a0b1c2d', 'a7c1b9e2-3d4f-4a5b-8c6d-7e8f9a0b1c2d', 1, 1200, 0.004275],
+    ]);
     store.close();
   });
 

@@ -1,26 +1,36 @@
-// `gateway usage`: requests, tokens and cost from the usage history, grouped by model, key,
-// provider or day. With the daemon running it asks GET /admin/usage/summary (so rows still queued
+// `gateway usage`: requests, tokens, cost and what the prompt cache did (reads, writes, hit ratio,
+// savings) from the usage history, grouped by model, key, provider, provider key, day or session. With the daemon running it asks GET /admin/usage/summary (so rows still queued
 // in the recorder count); otherwise it reads usage.db itself. Both paths run the same query.
 import { Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CliError, cliStateDir, note, out, printJson } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
+import { percent } from '../ui/common/format.js';
 import type { UsageSummary } from '../../daemon/observe/usage/index.js';
 import type { GroupBy, UsageTotals } from '../../daemon/observe/usage/queries.js';
 import { parseSince } from '../../daemon/observe/usage/settings.js';
 
 type By = GroupBy;
 /** The groupings GET /admin/usage/summary takes (listed here so the CLI does not load the query module to parse its options). */
-const BY_CHOICES = ['model', 'key', 'provider', 'provider-key', 'day'] as const satisfies readonly GroupBy[];
+const BY_CHOICES = ['model', 'key', 'provider', 'provider-key', 'day', 'session'] as const satisfies readonly GroupBy[];
 interface UsageOpts { since: string; by: By; json?: boolean }
 
 export function registerUsage(program: Command): void {
   program.command('usage')
-    .description('show requests, tokens and cost from the usage history')
+    .description('show requests, tokens, cost and prompt-cache use from the usage history')
     .option('--since <when>', 'the period: 24h, 7d, 2w, 30d, 1y, or a date like 2026-11-01', '7d')
-    .addOption(new Option('--by <group>', 'one row per (key: the proxy key a client used; provider-key: the provider key that served, by its pool label)').choices(BY_CHOICES).default('model'))
+    .addOption(new Option('--by <group>', 'one row per (key: the proxy key a client used; provider-key: the provider key that served, by its pool label; session: the session the client named)').choices(BY_CHOICES).default('model'))
     .option('--json', 'print the summary as JSON (the same document as GET /admin/usage/summary)')
-    .addHelpText('after', '\nTotals cover whole hours (the window starts at the top of the hour). Costs use the price table in\ndata/prices.json plus usage.prices in config.json; models without a price count as unpriced, never guessed.')
+    .addHelpText('after', [
+      '',
+      'Totals cover whole hours (the window starts at the top of the hour). Costs use the price table in',
+      'data/prices.json plus usage.prices in config.json; models without a price count as unpriced, never guessed.',
+      'INPUT counts every prompt token, the cache reads (CACHE READ) and writes (CACHE WRITE) included, for',
+      'every door and provider alike; HIT is cache reads / input; SAVED is what the cache saved: its tokens at',
+      'the input price, less what they cost (negative when writes cost more than reads saved).',
+      '--by session reads the individual requests, kept usage.retentionDays (30 by default); a session is the',
+      'one the client names (Claude Code, Codex, x-gateway-session), kept as its UUID or a short hash.',
+    ].join('\n'))
     .action((opts: UsageOpts) => usage(opts));
 }
 
@@ -66,8 +76,17 @@ export function formatCost(cost: number | null, unpriced: number, requests: numb
   return `$${text}${unpriced > 0 ? '*' : ''}`;
 }
 
+/** A signed amount: what the cache saved can be negative (writes that were never read). */
+function formatSaved(saved: number | null, unpriced: number, requests: number): string {
+  if (saved === null || requests === 0 || saved >= 0) return formatCost(saved, unpriced, requests);
+  return `-${formatCost(-saved, unpriced, requests)}`;
+}
+
 function cells(label: string, t: UsageTotals): string[] {
-  return [label, int(t.requests), int(t.errors), int(t.inputTokens), int(t.outputTokens), int(t.cachedTokens), int(t.reasoningTokens), formatCost(t.cost, t.unpricedRequests, t.requests)];
+  return [
+    label, int(t.requests), int(t.errors), int(t.inputTokens), int(t.cachedTokens), int(t.cacheWriteTokens), percent(t.cacheHitRatio),
+    int(t.outputTokens), int(t.reasoningTokens), formatCost(t.cost, t.unpricedRequests, t.requests), formatSaved(t.cacheSaved, t.unpricedRequests, t.requests),
+  ];
 }
 
 function printTable(s: UsageSummary, sinceText: string): void {
@@ -79,7 +98,7 @@ function printTable(s: UsageSummary, sinceText: string): void {
     out('No requests in this period.');
     return;
   }
-  const head = [s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'OUTPUT', 'CACHED', 'REASONING', 'COST'];
+  const head = [s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'CACHE READ', 'CACHE WRITE', 'HIT', 'OUTPUT', 'REASONING', 'COST', 'SAVED'];
   const rows = s.rows.map((r) => cells(s.by === 'key' ? `${r.label} (${r.group})` : r.label, r));
   const total = cells('TOTAL', s.totals);
   const all = [head, ...rows, total];
@@ -88,9 +107,11 @@ function printTable(s: UsageSummary, sinceText: string): void {
   out(line(head));
   for (const r of rows) out(line(r));
   out(line(total));
+  out('');
+  out('INPUT includes CACHE READ and CACHE WRITE; HIT = cache reads / input; SAVED = cached tokens at the input price, less what they cost.');
   if (s.totals.unpricedRequests > 0) {
     out('');
     out(`* ${int(s.totals.unpricedRequests)} of ${int(s.totals.requests)} requests could not be priced (model not in the price table, or no token counts);`);
-    out('  add prices under "usage": { "prices": { "<provider>/<model>": { "input": …, "output": …, "cachedInput": … } } } in config.json.');
+    out('  add prices under "usage": { "prices": { "<provider>/<model>": { "input": …, "output": …, "cachedInput": …, "cacheWrite": …, "cacheWrite1h": … } } } in config.json.');
   }
 }

@@ -29,6 +29,11 @@ export function fmtUsd(v: number | null): string {
   return `$${v.toPrecision(2)}`;
 }
 
+/** A ratio (0 to 1) as a percentage: 77.9%; null → "–". */
+export function fmtPct(r: number | null): string {
+  return r === null || !Number.isFinite(r) ? '–' : `${(r * 100).toFixed(1)}%`;
+}
+
 export function fmtMs(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return '–';
   if (ms < 1) return '<1 ms';

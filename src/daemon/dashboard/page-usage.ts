@@ -4,7 +4,7 @@
 import { parseRoute } from '../observe/route-text.js';
 import { Html, html } from './html.js';
 import { legend, meter, timeChart } from './charts.js';
-import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtUsd, providerName } from './format.js';
+import { fmtCompact, fmtDateTime, fmtDay, fmtClock, fmtInt, fmtMs, fmtPct, fmtUsd, providerName } from './format.js';
 import type { FilterOptions, ProviderLatency, SeriesPoint, StoredRequest, UsageGroup, UsageTotals } from '../observe/usage/queries.js';
 
 export const RANGES = ['24h', '7d', '30d', '90d', '1y'] as const;
@@ -43,17 +43,23 @@ function costCell(cost: number | null, unpriced: number, requests: number): Html
   return html`${fmtUsd(cost)}${unpriced > 0 ? html`<div class="muted small nowrap" title="${unpriced} could not be priced">+${fmtInt(unpriced)} unpriced</div>` : ''}`;
 }
 
+/** The cache's part of the input: reads, writes and the hit ratio (reads / all input). */
+function cacheText(t: UsageTotals): Html {
+  return html`<span data-cache-read="${t.cachedTokens}">${fmtCompact(t.cachedTokens)} cache read</span> · <span data-cache-write="${t.cacheWriteTokens}">${fmtCompact(t.cacheWriteTokens)} written</span> · <span data-cache-hit="${t.cacheHitRatio ?? ''}">${fmtPct(t.cacheHitRatio)} hit</span>`;
+}
+
 function stats(t: UsageTotals): Html {
   const errRate = t.requests > 0 ? (t.errors / t.requests) * 100 : 0;
   return html`<div class="stats four">
   <div class="stat"><div class="stat-label">Requests</div><div class="stat-value" data-stat="requests" data-value="${t.requests}">${fmtInt(t.requests)}</div>
     <div class="stat-foot ${t.errors > 0 ? 'bad' : ''}">${fmtInt(t.errors)} ${t.errors === 1 ? 'error' : 'errors'}${t.requests > 0 ? ` · ${errRate.toFixed(errRate < 10 ? 1 : 0)}%` : ''}</div></div>
   <div class="stat"><div class="stat-label">Input tokens</div><div class="stat-value" data-stat="input" data-value="${t.inputTokens}">${fmtCompact(t.inputTokens)}</div>
-    <div class="stat-foot">${fmtCompact(t.cachedTokens)} cached</div></div>
+    <div class="stat-foot" title="input tokens include the cache reads and writes">${cacheText(t)}</div></div>
   <div class="stat"><div class="stat-label">Output tokens</div><div class="stat-value" data-stat="output" data-value="${t.outputTokens}">${fmtCompact(t.outputTokens)}</div>
     <div class="stat-foot">${fmtCompact(t.reasoningTokens)} reasoning</div></div>
   <div class="stat"><div class="stat-label">Cost</div><div class="stat-value" data-stat="cost" data-value="${t.cost ?? ''}">${t.requests === 0 ? '$0.00' : fmtUsd(t.cost)}</div>
-    <div class="stat-foot">${t.requests === 0 ? 'no requests' : t.unpricedRequests > 0 ? `${fmtInt(t.unpricedRequests)} ${t.unpricedRequests === 1 ? 'request' : 'requests'} unpriced` : 'all requests priced'}</div></div>
+    <div class="stat-foot">${t.requests === 0 ? 'no requests' : t.unpricedRequests > 0 ? `${fmtInt(t.unpricedRequests)} ${t.unpricedRequests === 1 ? 'request' : 'requests'} unpriced` : 'all requests priced'}</div>
+    ${t.cacheSaved !== null && t.cachedTokens + t.cacheWriteTokens > 0 ? html`<div class="stat-foot" data-cache-saved="${t.cacheSaved}" title="the cached tokens at the input price, less what they cost">cache saved ${fmtUsd(t.cacheSaved)}</div>` : ''}</div>
 </div>`;
 }
 
@@ -83,6 +89,13 @@ function charts(v: UsageView): Html {
 <section class="card"><div class="card-head"><h2>Tokens <span class="muted small">${per}</span></h2>${legend([{ name: 'Input', cls: 's1' }, { name: 'Cached input', cls: 's1l' }, { name: 'Output', cls: 's2' }])}</div>${tokens}</section>`;
 }
 
+/** A group's cache hit ratio under its tokens, its reads, writes and savings on hover, when it used the cache. */
+function groupCache(g: UsageGroup): Html | string {
+  if (g.cachedTokens + g.cacheWriteTokens === 0) return '';
+  const detail = `${fmtInt(g.cachedTokens)} cache read · ${fmtInt(g.cacheWriteTokens)} written${g.cacheSaved !== null ? ` · saved ${fmtUsd(g.cacheSaved)}` : ''}`;
+  return html`<div class="muted small nowrap" data-cache-hit="${g.cacheHitRatio ?? ''}" title="${detail}">${fmtPct(g.cacheHitRatio)} cache hit</div>`;
+}
+
 function breakdown(title: string, id: string, rows: UsageGroup[], labelCell: (g: UsageGroup) => Html): Html {
   const max = Math.max(0, ...rows.map((r) => r.cost ?? 0));
   const maxReq = Math.max(0, ...rows.map((r) => r.requests));
@@ -91,7 +104,7 @@ function breakdown(title: string, id: string, rows: UsageGroup[], labelCell: (g:
   <thead><tr><th>${id === 'by-key' ? 'Key' : 'Model'}</th><th class="num">Requests</th><th class="num">Tokens in / out</th><th class="num">Cost</th><th class="meter-col"></th></tr></thead>
   <tbody>${rows.slice(0, 12).map((g) => html`<tr data-group="${g.group}" data-requests="${g.requests}" data-cost="${g.cost ?? ''}">
     <td>${labelCell(g)}</td><td class="num">${fmtInt(g.requests)}</td>
-    <td class="num">${fmtCompact(g.inputTokens)} / ${fmtCompact(g.outputTokens)}</td>
+    <td class="num">${fmtCompact(g.inputTokens)} / ${fmtCompact(g.outputTokens)}${groupCache(g)}</td>
     <td class="num">${costCell(g.cost, g.unpricedRequests, g.requests)}</td>
     <td class="meter-col">${max > 0 ? meter(g.cost ?? 0, max) : meter(g.requests, maxReq, 's3')}</td></tr>`)}</tbody></table>
   ${rows.length > 12 ? html`<p class="muted small pad">and ${rows.length - 12} more — see <span class="mono">gateway usage --by ${id === 'by-key' ? 'key' : 'model'}</span></p>` : ''}`}
@@ -144,6 +157,14 @@ function routeNote(r: StoredRequest): Html | string {
   return html`<div class="muted small mono" data-route="${r.route ?? ''}" title="${r.route ?? ''}">${parts.join(' · ')}</div>`;
 }
 
+/** A request's cache reads and writes (parts of its input), when it had any. */
+function cacheNote(r: StoredRequest): Html | string {
+  const read = r.cachedTokens ?? 0;
+  const written = r.cacheWriteTokens ?? 0;
+  if (read + written === 0) return '';
+  return html`<div class="muted small nowrap" data-cache-note title="parts of the input">${fmtCompact(read)} cache read · ${fmtCompact(written)} written</div>`;
+}
+
 export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html {
   const ok = r.status < 400;
   return html`<tr data-request-id="${r.requestId}">
@@ -153,7 +174,7 @@ export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html
   <td><span class="tag">${r.mode}${r.stream ? ' · stream' : ''}</span></td>
   <td><span class="badge ${ok ? 'ok' : 'error'}" title="${r.errorMessage ?? ''}">${r.status}${r.errorCode && !ok ? ` ${r.errorCode}` : ''}</span></td>
   <td class="num">${fmtMs(r.durationMs)}</td>
-  <td class="num">${r.inputTokens === null && r.outputTokens === null ? html`<span class="muted">–</span>` : `${fmtCompact(r.inputTokens ?? 0)} / ${fmtCompact(r.outputTokens ?? 0)}`}</td>
+  <td class="num">${r.inputTokens === null && r.outputTokens === null ? html`<span class="muted">–</span>` : `${fmtCompact(r.inputTokens ?? 0)} / ${fmtCompact(r.outputTokens ?? 0)}`}${cacheNote(r)}</td>
   <td class="num">${r.cost === null ? html`<span class="muted">unknown</span>` : fmtUsd(r.cost)}</td>${bodies ? bodyCell(r.requestId, bodies.has(r.requestId)) : ''}
 </tr>`;
 }

@@ -254,7 +254,9 @@ async function admit(
     throw ge instanceof GatewayError && ge.code === 'model_not_found' && door.modelNotFound ? door.modelNotFound(asked, ge) : ge;
   }
   // A session held on a fallback starts there (routing/sessions.ts); the route's order otherwise.
-  const sessionId = targets.length > 1 || ctx.providerKeys.isPool(targets[0]!.provider) ? sessionOf(req.headers, body ?? {}) : undefined;
+  // Every request's session is recorded (usage by session); only a route with a choice follows it.
+  const named = sessionOf(req.headers, body ?? {});
+  const sessionId = targets.length > 1 || ctx.providerKeys.isPool(targets[0]!.provider) ? named : undefined;
   const session = sessionId === undefined ? undefined : { id: sessionId, first: targetName(targets[0]!) };
   const held = sessionId === undefined ? undefined : ctx.sessions.preferred(sessionId);
   const at = held === undefined ? -1 : targets.findIndex((t) => targetName(t) === held);
@@ -271,7 +273,7 @@ async function admit(
   const stream = call.stream ?? body.stream === true;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: key.id, keyName: key.name, mode: door.mode, provider: route.p.id, model: route.model,
-    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers,
+    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers, session: named,
   });
   facts.tracked = true;
   const capture = ctx.bodyLog?.begin(tracker, raw);

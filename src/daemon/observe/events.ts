@@ -8,13 +8,27 @@ import type { LimitKind } from '../limits/limits.js';
 /** The door a request came in by: a native prefix, the Chat door (`unified`), the Messages, Responses or Gemini door. */
 export type RequestMode = 'unified' | 'native' | 'messages' | 'responses' | 'gemini';
 
-/** A request's tokens as the tracker counts them: input includes cache reads and writes, output includes reasoning (as IR usage does). */
+/**
+ * A request's tokens as the tracker counts them, in IR usage's one convention (providers/ir/types.ts
+ * `Usage`), whichever door and provider:
+ * - `inputTokens`: the whole prompt, cache reads and cache writes included;
+ * - `cachedTokens` (cache reads), `cacheWriteTokens` (cache writes, every TTL): parts of inputTokens;
+ * - `cacheWrite1hTokens`: the part of cacheWriteTokens written with a 1-hour TTL (the rest: 5 minutes);
+ * - `outputTokens` includes `reasoningTokens`.
+ * So the uncached input is inputTokens - cachedTokens - cacheWriteTokens. A count left out is unknown.
+ */
 export interface TokenUsage {
   inputTokens?: number;
   outputTokens?: number;
   cachedTokens?: number;
   cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
   reasoningTokens?: number;
+}
+
+/** The cache hit ratio: cache reads over all input tokens (which include them); undefined without input. */
+export function cacheHitRatio(cachedTokens: number | undefined, inputTokens: number | undefined): number | undefined {
+  return inputTokens ? (cachedTokens ?? 0) / inputTokens : undefined;
 }
 
 /**
@@ -26,6 +40,7 @@ export function irUsageToTokens(u: Usage | undefined): TokenUsage {
   const out: TokenUsage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens };
   if (u.cachedInputTokens !== undefined) out.cachedTokens = u.cachedInputTokens;
   if (u.cacheWriteTokens !== undefined) out.cacheWriteTokens = u.cacheWriteTokens;
+  if (u.cacheWrite1hTokens !== undefined) out.cacheWrite1hTokens = u.cacheWrite1hTokens;
   if (u.reasoningTokens !== undefined) out.reasoningTokens = u.reasoningTokens;
   return out;
 }
@@ -46,6 +61,8 @@ export interface RequestStarted {
   requestBytes: number;
   /** The client's request headers with every credential masked (maskHeaders). */
   headers?: Record<string, string>;
+  /** The session the client named (routing/sessions.ts), as session-tag.ts keeps it: a UUID, or a short hash. */
+  session?: string;
 }
 
 export interface RequestFirstByte {

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../../providers/types.js';
 import type { LimitKind } from '../limits/limits.js';
+import { sessionTag } from './session-tag.js';
 import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestFailed, type RequestFinished, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
 
 export class Stats {
@@ -40,13 +41,15 @@ class StartedEvent implements RequestStarted {
   readonly id: string; readonly time: number; readonly keyId: string; readonly keyName: string;
   readonly mode: RequestMode; readonly provider: ProviderId | null; readonly model: string | null;
   readonly method: string; readonly path: string; readonly stream: boolean; readonly requestBytes: number;
+  readonly session: string | undefined;
   #raw: RawHeaders | undefined;
   #masked: Record<string, string> | undefined;
 
+  /** `info.session`: as the client named it; the event carries its tag. */
   constructor(id: string, time: number, info: Omit<RequestStarted, 'type' | 'id' | 'time' | 'headers'>, raw: RawHeaders | undefined) {
     this.id = id; this.time = time; this.keyId = info.keyId; this.keyName = info.keyName; this.mode = info.mode;
     this.provider = info.provider; this.model = info.model; this.method = info.method; this.path = info.path;
-    this.stream = info.stream; this.requestBytes = info.requestBytes;
+    this.stream = info.stream; this.requestBytes = info.requestBytes; this.session = sessionTag(info.session);
     this.#raw = raw;
   }
 
@@ -60,7 +63,7 @@ class StartedEvent implements RequestStarted {
     return {
       type: 'started', id: this.id, time: this.time, keyId: this.keyId, keyName: this.keyName, mode: this.mode,
       provider: this.provider, model: this.model, method: this.method, path: this.path, stream: this.stream,
-      requestBytes: this.requestBytes, headers: this.headers,
+      requestBytes: this.requestBytes, headers: this.headers, session: this.session,
     };
   }
 }
@@ -80,6 +83,8 @@ export interface TrackStart {
   requestBytes: number;
   /** The client's raw request headers; masked (maskHeaders) only when the bus has subscribers. */
   headers?: Record<string, string | string[] | undefined>;
+  /** The session the client named (routing/sessions.ts sessionOf), as it is: tagged (session-tag.ts) when published. */
+  session?: string;
 }
 
 /** How a request ended, for what settles it (a key's limits): the target that served it, what it used. */

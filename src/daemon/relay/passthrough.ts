@@ -11,6 +11,7 @@ import type { ProtocolId } from '../../providers/ir/protocol.js';
 import type { DaemonContext } from '../context.js';
 import { declaredLength, limitedBody, readBody, upstreamQuery } from '../http/http-util.js';
 import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
+import { sessionOf } from '../routing/sessions.js';
 import { relayAsIs } from './relay-as-is.js';
 import { GatewayError } from '../http/errors.js';
 import { isPriced, worstCase } from '../limits/estimate.js';
@@ -70,6 +71,8 @@ export async function handleNative(
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
     method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
+    // The body streams through unread: a session named in a header only.
+    session: sessionOf(req.headers, {}),
   });
   seen.tracked = true;
   if (record.limits) await reserveNative(ctx, record, tracker, p, answerProtocol(p, nativePath), model, buffered);

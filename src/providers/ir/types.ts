@@ -148,15 +148,29 @@ export type FinishReason =
   | 'other';
 
 /**
- * Token counts. `inputTokens` is the whole prompt, cached and cache-written tokens included (as
- * OpenAI and Gemini count it; Anthropic's `input_tokens` excludes them); `outputTokens` includes
- * reasoning tokens.
+ * Token counts, one convention for every protocol (each protocol's usage.ts reads into it and its
+ * door writes out of it):
+ * - `inputTokens` is the whole prompt: uncached input + cache reads + cache writes (as OpenAI and
+ *   Gemini count it; Anthropic's `input_tokens` is the uncached part only, so its reader adds the
+ *   other two and the Messages door takes them out again).
+ * - `cachedInputTokens` (cache reads) and `cacheWriteTokens` (cache writes, every TTL) are parts of
+ *   `inputTokens`, never added to it; `cacheWrite1hTokens` is the part of `cacheWriteTokens` written
+ *   with a 1-hour TTL (the rest were 5-minute writes). So the uncached input is
+ *   `inputTokens - cachedInputTokens - cacheWriteTokens`.
+ * - `outputTokens` includes `reasoningTokens`.
+ * A part the provider did not report is left out (unknown), unless its protocol defines an absent
+ * count as 0 (usage-reader.ts).
  */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens: read from the provider's prompt cache. */
   cachedInputTokens?: number;
+  /** Of inputTokens: written to the prompt cache, whatever the TTL. */
   cacheWriteTokens?: number;
+  /** Of cacheWriteTokens: written with a 1-hour TTL (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
+  cacheWrite1hTokens?: number;
+  /** Of outputTokens: reasoning ("thinking") tokens. */
   reasoningTokens?: number;
 }
 

@@ -11,6 +11,11 @@ export function compact(n: number | undefined | null): string {
   return `${Math.round(n / 1_000_000)}M`;
 }
 
+/** A ratio (0 to 1) as a percentage: 0.7792 → "77.9%"; unknown → "–". */
+export function percent(r: number | undefined | null): string {
+  return r === undefined || r === null || !Number.isFinite(r) ? '–' : `${(r * 100).toFixed(1)}%`;
+}
+
 /** 12 → "12ms", 1234 → "1.2s", 75_000 → "1m15s". */
 export function duration(ms: number | undefined | null): string {
   if (ms === undefined || ms === null || !Number.isFinite(ms) || ms < 0) return '–';

@@ -1,7 +1,8 @@
 // The monitor's pieces: one table row, a printed (<Static>) item, the status header, the bodies of
 // each view and the footer. They only render what the state and the layout say.
 import { Box, Text } from 'ink';
-import { compact, clock, fit } from '../common/format.js';
+import { cacheHitRatio } from '../../../daemon/observe/events.js';
+import { compact, clock, fit, percent } from '../common/format.js';
 import type { Theme } from '../common/theme.js';
 import { errorLine, headerLine, rowLine, type Layout } from './columns.js';
 import { detailLines } from './details.js';
@@ -52,6 +53,29 @@ function connectionLine(s: MonitorState): { text: string; tone: 'ok' | 'warn' | 
   }
 }
 
+const SEP = ' · ';
+
+/**
+ * The totals line's parts for a terminal `width` wide. The cache shows only once a provider reported
+ * using it (most sessions without it need no zeros): its reads, writes and hit ratio where they fit,
+ * else the hit ratio alone; the start time and the rate's window go first.
+ */
+export function statusParts(state: MonitorState, width: number): string[] {
+  const t = state.totals;
+  const rate = requestRate(state);
+  const counts = [
+    `requests ${compact(t.requests)}`, `errors ${compact(t.errors)}`, `in flight ${state.live.length}`,
+    `tokens ${compact(t.tokensIn)} in / ${compact(t.tokensOut)} out`,
+  ];
+  const rateText = `${rate < 10 ? rate.toFixed(2) : compact(rate)} req/s`;
+  const wide = width >= 96 ? [`${rateText} (1 min)`, `since ${clock(state.since)}`] : [rateText];
+  if (t.cacheRead + t.cacheWrite === 0) return [...counts, ...wide];
+  const hit = `${percent(cacheHitRatio(t.cacheRead, t.tokensIn))} hit`;
+  const cache = `cache ${compact(t.cacheRead)} read / ${compact(t.cacheWrite)} write, ${hit}`;
+  const choices = [[...counts, cache, ...wide], [...counts, cache, rateText], [...counts, `cache ${hit}`, rateText]];
+  return choices.find((c) => c.join(SEP).length <= width) ?? choices[choices.length - 1]!;
+}
+
 export function StatusHeader({ state, layout, theme }: { state: MonitorState; layout: Layout; theme: Theme }) {
   const conn = connectionLine(state);
   const color = conn.tone === 'ok' ? theme.ok : conn.tone === 'warn' ? theme.warn : conn.tone === 'error' ? theme.error : theme.muted;
@@ -60,15 +84,7 @@ export function StatusHeader({ state, layout, theme }: { state: MonitorState; la
     state.paused ? `PAUSED${state.paused.held.length ? ` (${state.paused.held.length} events held)` : ''}` : '',
     state.filter.text ? `filter: ${state.filter.text}` : '',
   ].filter(Boolean).join('  ');
-  const rate = requestRate(state);
-  const wide = layout.width >= 96;
-  const sep = ' · ';
-  const parts = [
-    `requests ${compact(t.requests)}`, `errors ${compact(t.errors)}`, `in flight ${state.live.length}`,
-    `tokens ${compact(t.tokensIn)} in / ${compact(t.tokensOut)} out`,
-    `${rate < 10 ? rate.toFixed(2) : compact(rate)} req/s${wide ? ' (1 min)' : ''}`,
-    ...(wide ? [`since ${clock(state.since)}`] : []),
-  ];
+  const parts = statusParts(state, layout.width);
   return (
     <Box flexDirection="column">
       <Text wrap="truncate">
@@ -77,7 +93,7 @@ export function StatusHeader({ state, layout, theme }: { state: MonitorState; la
       </Text>
       <Text wrap="truncate">
         {parts.map((p, i) => (
-          <Text key={i} color={i === 1 && t.errors > 0 ? theme.error : undefined}>{(i > 0 ? sep : '') + p}</Text>
+          <Text key={i} color={i === 1 && t.errors > 0 ? theme.error : undefined}>{(i > 0 ? SEP : '') + p}</Text>
         ))}
       </Text>
     </Box>

@@ -1,6 +1,7 @@
 // The details view of one request as lines of text (pure): what it was, its timings, its stream,
 // its usage, its error and its request headers (credentials already masked by the daemon).
-import { bytes, clock, compact, duration, fit } from '../common/format.js';
+import { bytes, clock, compact, duration, fit, percent } from '../common/format.js';
+import { cacheHitRatio } from '../../../daemon/observe/events.js';
 import { refusalText, tokensPerSecond } from './columns.js';
 import type { Row } from './rows.js';
 import { outcomeText, parseRoute } from '../../../daemon/observe/route-text.js';
@@ -51,7 +52,12 @@ export function detailLines(row: Row, now: number, width: number, maxLines: numb
   const tokens = row.state === 'live' ? row.liveTokens ?? undefined : row.usage.outputTokens;
   lines.push({ text: fit(`${label('output')}${row.chunks > 0 ? `${row.chunks} chunks · ` : ''}${bytes(row.outputBytes)} · ${maybe(tokens)} tokens${tps === undefined ? '' : ` · ${tps.toFixed(1)} tok/s`}`, width) });
   const u = row.usage;
-  lines.push({ text: fit(`${label('usage')}input ${maybe(u.inputTokens)} · output ${maybe(u.outputTokens)} · cached ${maybe(u.cachedTokens)} · cache write ${maybe(u.cacheWriteTokens)} · reasoning ${maybe(u.reasoningTokens)}`, width) });
+  lines.push({ text: fit(`${label('usage')}input ${maybe(u.inputTokens)} · output ${maybe(u.outputTokens)} · reasoning ${maybe(u.reasoningTokens)}`, width) });
+  // Part of the input (events.ts TokenUsage): the reads, the writes (the 1-hour ones among them), and their share.
+  if (u.cachedTokens !== undefined || u.cacheWriteTokens !== undefined) {
+    const hour = u.cacheWrite1hTokens ? ` (${compact(u.cacheWrite1hTokens)} for 1h)` : '';
+    lines.push({ text: fit(`${label('cache')}${maybe(u.cachedTokens)} read · ${maybe(u.cacheWriteTokens)} written${hour} · ${percent(cacheHitRatio(u.cachedTokens, u.inputTokens))} of the input read`, width) });
+  }
   lines.push({ text: fit(`${label('request')}${row.requestBytes === null ? '–' : bytes(row.requestBytes)} body`, width) });
   if (row.error) {
     const [first, ...rest] = wrap(`${row.error.code}: ${row.error.message}`, width, ' '.repeat(10));

@@ -62,7 +62,8 @@ function countRate(rate: Array<[number, number]>, time: number): Array<[number, 
   return out;
 }
 
-export interface Totals { requests: number; errors: number; tokensIn: number; tokensOut: number }
+/** `tokensIn` counts every prompt token, the cache reads (`cacheRead`) and writes (`cacheWrite`) included. */
+export interface Totals { requests: number; errors: number; tokensIn: number; tokensOut: number; cacheRead: number; cacheWrite: number }
 
 /** Mutable working copy for one batch of events; keeps the reducer linear in the batch size. */
 export interface Work {
@@ -117,6 +118,8 @@ export function applyEvent(w: Work, ev: GatewayEvent): void {
       };
       w.totals.tokensIn += ev.usage.inputTokens ?? 0;
       w.totals.tokensOut += ev.usage.outputTokens ?? 0;
+      w.totals.cacheRead += ev.usage.cachedTokens ?? 0;
+      w.totals.cacheWrite += ev.usage.cacheWriteTokens ?? 0;
       if (ev.type === 'failed') w.totals.errors++;
       w.done.push(end);
       w.newlyDone.push(end);

@@ -73,7 +73,7 @@ export function initialState(now: number): MonitorState {
   return {
     conn: { state: 'connecting' }, since: now, now, nextSeq: 1, live: [], done: [],
     printed: { gen: 0, items: [{ kind: 'columns' }] }, clearScreen: 0,
-    totals: { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0 }, rate: [],
+    totals: { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, cacheRead: 0, cacheWrite: 0 }, rate: [],
     paused: null, filter: NO_FILTER, filterDraft: '', view: 'table', selectedId: null, quit: false,
   };
 }
@@ -220,7 +220,7 @@ export function reducer(s: MonitorState, a: Action): MonitorState {
       const gen = s.printed.gen + 1;
       return {
         ...s, since: a.now, now: a.now, done: [], selectedId: null, view: s.view === 'filter' ? 'filter' : 'table',
-        totals: { requests: s.live.length, errors: 0, tokensIn: 0, tokensOut: 0 }, rate: [],
+        totals: { requests: s.live.length, errors: 0, tokensIn: 0, tokensOut: 0, cacheRead: 0, cacheWrite: 0 }, rate: [],
         // The new generation prints only once the screen is wiped (screen_cleared), or the wipe would take it too.
         printed: { gen, items: [] }, clearScreen: s.clearScreen + 1,
       };

@@ -16,6 +16,12 @@ export interface UsageSummary {
   since: string;
   until: string;
   by: GroupBy;
+  /**
+   * How the token counts below count the cache, the same for every door and provider:
+   * `inputTokens` includes the cache reads (`cachedTokens`) and writes (`cacheWriteTokens`).
+   */
+  inputTokensIncludeCacheReads: true;
+  inputTokensIncludeCacheWrites: true;
   rows: UsageGroup[];
   totals: UsageTotals;
   prices: { date: string; overrides: number };
@@ -27,6 +33,8 @@ export function summarize(db: Database, q: { since: number; until: number; by: G
     since: new Date(hourRange(q.since, q.until).from).toISOString(),
     until: new Date(q.until).toISOString(),
     by: q.by,
+    inputTokensIncludeCacheReads: true,
+    inputTokensIncludeCacheWrites: true,
     rows: usageGroups(db, range, q.by),
     totals: usageTotals(db, range),
     prices: { date: prices.date, overrides: prices.overrides },

@@ -9,13 +9,27 @@ import { readFileSync } from 'node:fs';
 import type { ProviderId } from '../../../providers/types.js';
 import type { TokenUsage } from '../events.js';
 
+/**
+ * USD per million tokens. A cache rate the entry leaves out falls back: a cache read to the input
+ * price (never guessed lower), a 5-minute cache write to 1.25× and a 1-hour one to 2× the input
+ * price (Anthropic's multiples, the providers that bill writes at all).
+ */
 export interface TierPrice {
-  /** USD per million input tokens that are neither cache reads nor cache writes. */
+  /** Input tokens that are neither cache reads nor cache writes. */
   input: number;
+  /** Output tokens, reasoning included. */
   output: number;
+  /** A cache read. */
   cachedInput?: number;
+  /** A cache write with the 5-minute TTL (the default TTL, and any write whose TTL was not reported). */
   cacheWrite?: number;
+  /** A cache write with the 1-hour TTL. */
+  cacheWrite1h?: number;
 }
+
+/** The fallback multiples of the input price for a cache write without its own rate. */
+export const CACHE_WRITE_5M_MULTIPLE = 1.25;
+export const CACHE_WRITE_1H_MULTIPLE = 2;
 
 /** Hours of the day (UTC, `[from, to)`), Monday to Friday, when a provider bills its peak rate. */
 export interface PeakPrice extends TierPrice {
@@ -44,21 +58,23 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const price = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
+const CACHE_RATES = ['cachedInput', 'cacheWrite', 'cacheWrite1h'] as const;
+
 function parseTier(v: unknown): TierPrice | undefined {
   if (!isObj(v) || !price(v.input) || !price(v.output)) return undefined;
-  if (v.cachedInput !== undefined && !price(v.cachedInput)) return undefined;
-  if (v.cacheWrite !== undefined && !price(v.cacheWrite)) return undefined;
-  return {
-    input: v.input, output: v.output,
-    ...(v.cachedInput !== undefined ? { cachedInput: v.cachedInput as number } : {}),
-    ...(v.cacheWrite !== undefined ? { cacheWrite: v.cacheWrite as number } : {}),
-  };
+  const tier: TierPrice = { input: v.input, output: v.output };
+  for (const rate of CACHE_RATES) {
+    if (v[rate] === undefined) continue;
+    if (!price(v[rate])) return undefined;
+    tier[rate] = v[rate];
+  }
+  return tier;
 }
 
 /** One entry, or a message saying what is wrong with it. */
 export function parseModelPrice(v: unknown): ModelPrice | string {
   const base = parseTier(v);
-  if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite" if given';
+  if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite"/"cacheWrite1h" if given';
   const { longContext: lc, peak } = v as Obj;
   if (lc !== undefined && peak !== undefined) return 'has both "longContext" and "peak": one or the other';
   if (peak !== undefined) {
@@ -219,24 +235,49 @@ export function inPeak(peak: PeakPrice, at: number): boolean {
   return peak.utcHours.some(([from, to]) => hour >= from && hour < to);
 }
 
+/** A request's tokens by the rate each is billed at, and those rates (USD per million). */
+interface Priced {
+  uncached: number; read: number; write5m: number; write1h: number; output: number;
+  rates: { input: number; read: number; write5m: number; write1h: number; output: number };
+}
+
 /**
- * USD for one request. Input counts include cache reads and writes (the gateway normalizes every
- * provider that way), and output includes reasoning tokens, which providers bill as output.
- * `at`: when the request was made (ms since epoch), for an entry with peak hours; without it the
- * entry's own (off-peak) prices apply.
+ * Splits a request's tokens by rate. Input counts include cache reads and writes (the gateway
+ * normalizes every provider that way: events.ts TokenUsage), and output includes reasoning tokens,
+ * which providers bill as output. `at`: when the request was made (ms since epoch), for an entry
+ * with peak hours; without it the entry's own (off-peak) prices apply.
  */
-export function costOf(p: ModelPrice, u: TokenUsage, at?: number): number {
+function priced(p: ModelPrice, u: TokenUsage, at?: number): Priced {
   const input = u.inputTokens ?? 0;
   const tier: TierPrice = p.longContext && input > p.longContext.above ? p.longContext
     : p.peak && at !== undefined && inPeak(p.peak, at) ? p.peak : p;
-  const cached = Math.min(u.cachedTokens ?? 0, input);
-  const written = Math.min(u.cacheWriteTokens ?? 0, input - cached);
-  const plain = input - cached - written;
-  const usd = plain * tier.input
-    + cached * (tier.cachedInput ?? tier.input)
-    + written * (tier.cacheWrite ?? tier.input)
-    + (u.outputTokens ?? 0) * tier.output;
-  return usd / 1_000_000;
+  const read = Math.min(u.cachedTokens ?? 0, input);
+  const written = Math.min(u.cacheWriteTokens ?? 0, input - read);
+  const write1h = Math.min(u.cacheWrite1hTokens ?? 0, written);
+  return {
+    uncached: input - read - written, read, write5m: written - write1h, write1h, output: u.outputTokens ?? 0,
+    rates: {
+      input: tier.input, output: tier.output, read: tier.cachedInput ?? tier.input,
+      write5m: tier.cacheWrite ?? tier.input * CACHE_WRITE_5M_MULTIPLE,
+      write1h: tier.cacheWrite1h ?? tier.input * CACHE_WRITE_1H_MULTIPLE,
+    },
+  };
+}
+
+/** USD for one request: each part of its input at its own rate (uncached, cache read, 5-minute and 1-hour write), and its output. */
+export function costOf(p: ModelPrice, u: TokenUsage, at?: number): number {
+  const t = priced(p, u, at);
+  return (t.uncached * t.rates.input + t.read * t.rates.read + t.write5m * t.rates.write5m + t.write1h * t.rates.write1h + t.output * t.rates.output) / 1_000_000;
+}
+
+/**
+ * USD the prompt cache saved on one request: its cached tokens (reads and writes) at the uncached
+ * input price, less what they were billed. Negative when writes cost more than reads saved.
+ */
+export function cacheSavingsOf(p: ModelPrice, u: TokenUsage, at?: number): number {
+  const t = priced(p, u, at);
+  const cached = t.read + t.write5m + t.write1h;
+  return (cached * t.rates.input - t.read * t.rates.read - t.write5m * t.rates.write5m - t.write1h * t.rates.write1h) / 1_000_000;
 }
 
 /**
@@ -244,11 +285,23 @@ export function costOf(p: ModelPrice, u: TokenUsage, at?: number): number {
  * successful request reported no token counts (the provider did not say, so the gateway does not guess).
  */
 export function requestCost(table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number, at?: number): number | null {
+  return priceRequest(table, provider, model, usage, status, costOf, at);
+}
+
+/** What the prompt cache saved on a request (cacheSavingsOf), known and unknown as its cost is. */
+export function requestCacheSavings(table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number, at?: number): number | null {
+  return priceRequest(table, provider, model, usage, status, cacheSavingsOf, at);
+}
+
+function priceRequest(
+  table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number,
+  price: (p: ModelPrice, u: TokenUsage, at?: number) => number, at?: number,
+): number | null {
   // A server on this machine (or one that takes no key) bills nobody.
   if (findProvider(provider)?.local) return 0;
   const found = findPrice(table, provider, model);
   if (!found) return null;
   const reported = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
   if (!reported) return status >= 400 ? 0 : null;
-  return costOf(found.price, usage, at);
+  return price(found.price, usage, at);
 }

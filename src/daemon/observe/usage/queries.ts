@@ -3,13 +3,23 @@
 // days and hourly ones only for the partial days at either end. The recent-requests table reads
 // raw rows. `gateway usage` and the dashboard call these same functions, so they always agree.
 import type { Database } from '../../store/sqlite.js';
+import { cacheHitRatio } from '../events.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
 
-/** `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label) that served. */
-export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day';
-export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'provider-key', 'day'];
+/**
+ * `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label)
+ * that served; `session` the session the client named (read from the request rows, so it covers
+ * the raw rows' retention, not the rollups').
+ */
+export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day' | 'session';
+export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'provider-key', 'day', 'session'];
 
+/**
+ * Tokens are counted as events.ts TokenUsage counts them, whichever door and provider: inputTokens
+ * is the whole prompt, its cache reads (cachedTokens) and cache writes (cacheWriteTokens, of which
+ * cacheWrite1hTokens had a 1-hour TTL) included; outputTokens includes reasoningTokens.
+ */
 export interface UsageTotals {
   requests: number;
   errors: number;
@@ -17,9 +27,14 @@ export interface UsageTotals {
   outputTokens: number;
   cachedTokens: number;
   cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   reasoningTokens: number;
+  /** Cache reads / all input tokens (0 to 1); null without input. */
+  cacheHitRatio: number | null;
   /** USD of the priced requests; null when none of them could be priced. */
   cost: number | null;
+  /** USD the prompt cache saved on the priced requests (cached tokens at the input price, less what they cost); null when none could be priced. */
+  cacheSaved: number | null;
   /** Requests whose cost is unknown (model not in the price table, or no token counts). */
   unpricedRequests: number;
   avgDurationMs: number | null;
@@ -35,13 +50,16 @@ export interface UsageGroup extends UsageTotals {
 export interface Range { since: number; until: number }
 
 interface RawSums {
-  requests: number; errors: number; input: number; output: number; cached: number; cache_write: number;
-  reasoning: number; cost: number; unpriced: number; duration: number;
+  requests: number; errors: number; input: number; output: number; cached: number; cache_write: number; cache_write_1h: number;
+  reasoning: number; cost: number; cache_saved: number; unpriced: number; duration: number;
 }
 
 const SUMS = `SUM(requests) AS requests, SUM(errors) AS errors, SUM(input_tokens) AS input, SUM(output_tokens) AS output,
-  SUM(cached_tokens) AS cached, SUM(cache_write_tokens) AS cache_write, SUM(reasoning_tokens) AS reasoning,
-  SUM(cost) AS cost, SUM(unpriced) AS unpriced, SUM(duration_ms) AS duration`;
+  SUM(cached_tokens) AS cached, SUM(cache_write_tokens) AS cache_write, SUM(cache_write_1h_tokens) AS cache_write_1h,
+  SUM(reasoning_tokens) AS reasoning, SUM(cost) AS cost, SUM(cache_saved) AS cache_saved, SUM(unpriced) AS unpriced, SUM(duration_ms) AS duration`;
+
+/** A ratio to four places (77.92%), so JSON shows 0.7792; null when there is none. */
+const roundRatio = (r: number | undefined): number | null => (r === undefined ? null : Math.round(r * 10_000) / 10_000);
 
 /** Rounds to a hundred-millionth of a dollar so JSON shows 0.0042, not 0.004200000000000001. */
 export const roundUsd = (v: number): number => Math.round(v * 1e8) / 1e8;
@@ -49,15 +67,21 @@ export const roundUsd = (v: number): number => Math.round(v * 1e8) / 1e8;
 function totalsOf(s: RawSums | undefined): UsageTotals {
   const requests = Number(s?.requests ?? 0);
   const unpriced = Number(s?.unpriced ?? 0);
+  const input = Number(s?.input ?? 0);
+  const cached = Number(s?.cached ?? 0);
+  const priced = !(requests > 0 && unpriced === requests);
   return {
     requests,
     errors: Number(s?.errors ?? 0),
-    inputTokens: Number(s?.input ?? 0),
+    inputTokens: input,
     outputTokens: Number(s?.output ?? 0),
-    cachedTokens: Number(s?.cached ?? 0),
+    cachedTokens: cached,
     cacheWriteTokens: Number(s?.cache_write ?? 0),
+    cacheWrite1hTokens: Number(s?.cache_write_1h ?? 0),
     reasoningTokens: Number(s?.reasoning ?? 0),
-    cost: requests > 0 && unpriced === requests ? null : roundUsd(Number(s?.cost ?? 0)),
+    cacheHitRatio: roundRatio(cacheHitRatio(cached, input)),
+    cost: priced ? roundUsd(Number(s?.cost ?? 0)) : null,
+    cacheSaved: priced ? roundUsd(Number(s?.cache_saved ?? 0)) : null,
     unpricedRequests: unpriced,
     avgDurationMs: requests > 0 ? Number(s?.duration ?? 0) / requests : null,
   };
@@ -66,7 +90,9 @@ function totalsOf(s: RawSums | undefined): UsageTotals {
 function addSums(into: RawSums, s: RawSums): void {
   for (const k of Object.keys(into) as (keyof RawSums)[]) into[k] += Number(s[k] ?? 0);
 }
-const zeroSums = (): RawSums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cache_write: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
+const zeroSums = (): RawSums => ({
+  requests: 0, errors: 0, input: 0, output: 0, cached: 0, cache_write: 0, cache_write_1h: 0, reasoning: 0, cost: 0, cache_saved: 0, unpriced: 0, duration: 0,
+});
 
 /** Rollups cover whole hours: a range starts at the top of the hour that contains `since`. */
 export function hourRange(since: number, until: number): { from: number; to: number } {
@@ -81,7 +107,8 @@ export function splitRange(from: number, to: number): { hours: Array<[number, nu
   return { hours: ([[from, d0], [d1, to]] as Array<[number, number]>).filter(([a, b]) => b > a), days: [d0, d1] };
 }
 
-const DIM_COLUMNS = 'key_id, key_name, provider, model, key_label, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms';
+const DIM_COLUMNS = `key_id, key_name, provider, model, key_label, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+  cache_write_1h_tokens, reasoning_tokens, cost, cache_saved, unpriced, duration_ms`;
 
 /** A subquery over the rollups by key/provider/model for a range, and its parameters. */
 function dims(r: Range): { sql: string; args: number[] } {
@@ -121,7 +148,7 @@ export function usageCombos(db: Database, r: Range): Combo[] {
 }
 
 /** A combo's group and what to show for it. */
-function groupOf(c: Combo, by: Exclude<GroupBy, 'day'>): [string, string] {
+function groupOf(c: Combo, by: Exclude<GroupBy, 'day' | 'session'>): [string, string] {
   switch (by) {
     case 'model': { const m = `${c.provider}/${c.model || '(unknown)'}`; return [m, m]; }
     case 'key': return [String(c.key_id), String(c.key_name)];
@@ -132,7 +159,7 @@ function groupOf(c: Combo, by: Exclude<GroupBy, 'day'>): [string, string] {
 }
 
 /** Groups combos by model, key, provider or provider key. */
-export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'>): UsageGroup[] {
+export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day' | 'session'>): UsageGroup[] {
   const groups = new Map<string, { label: string; sums: RawSums }>();
   for (const c of combos) {
     const [group, label] = groupOf(c, by);
@@ -144,7 +171,20 @@ export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'
   return [...groups.entries()].map(([group, g]) => ({ group, label: g.label, ...totalsOf(g.sums) })).sort(byCost);
 }
 
+/** The request rows' own sums, by session ('' for the requests that named none), over the same whole hours as the rollups. */
+const SESSION_SUMS = `COUNT(*) AS requests, SUM(status >= 400) AS errors, SUM(input_tokens) AS input, SUM(output_tokens) AS output,
+  SUM(cached_tokens) AS cached, SUM(cache_write_tokens) AS cache_write, SUM(cache_write_1h_tokens) AS cache_write_1h,
+  SUM(reasoning_tokens) AS reasoning, SUM(cost) AS cost, SUM(cache_saved) AS cache_saved, SUM(cost IS NULL) AS unpriced, SUM(duration_ms) AS duration`;
+
+function sessionGroups(db: Database, r: Range): UsageGroup[] {
+  const { from, to } = hourRange(r.since, r.until);
+  const rows = db.prepare(`SELECT COALESCE(session, '') AS session, ${SESSION_SUMS} FROM requests WHERE started_at >= ? AND started_at < ? GROUP BY 1`)
+    .all(from, to) as unknown as Array<RawSums & { session: string }>;
+  return rows.map((s) => ({ group: s.session, label: s.session || '(none named)', ...totalsOf(s) })).sort(byCost);
+}
+
 export function usageGroups(db: Database, r: Range, by: GroupBy): UsageGroup[] {
+  if (by === 'session') return sessionGroups(db, r);
   if (by !== 'day') return groupCombos(usageCombos(db, r), by);
   const { from, to } = hourRange(r.since, r.until);
   const rows = db.prepare(`SELECT ${LOCAL_DAY} AS day, ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ? GROUP BY day ORDER BY day`)
@@ -234,6 +274,7 @@ interface DbRequest {
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
   reasoning_tokens: number | null; cost: number | null; route: string | null; waited_ms: number | null; key_label: string | null;
+  cache_write_1h_tokens: number | null; cache_saved: number | null; session: string | null;
 }
 
 function fromDb(r: DbRequest): StoredRequest {
@@ -243,8 +284,8 @@ function fromDb(r: DbRequest): StoredRequest {
     requestedModel: r.requested_model, method: r.method, path: r.path, stream: r.stream === 1, status: r.status, errorCode: r.error_code,
     errorMessage: r.error_message, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms, requestBytes: r.request_bytes,
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
-    cacheWriteTokens: r.cache_write_tokens, reasoningTokens: r.reasoning_tokens, cost: r.cost,
-    route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
+    cacheWriteTokens: r.cache_write_tokens, cacheWrite1hTokens: r.cache_write_1h_tokens, reasoningTokens: r.reasoning_tokens,
+    cost: r.cost, cacheSaved: r.cache_saved, session: r.session, route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
   };
 }
 

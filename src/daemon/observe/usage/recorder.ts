@@ -6,7 +6,7 @@
 // event-loop turn, so a busy second never stalls the requests being served for more than a couple
 // of milliseconds.
 import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
-import { bareModel, requestCost, type PriceTable } from './prices.js';
+import { bareModel, requestCacheSavings, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
 import { BatchWriter } from '../../store/batch-writer.js';
 import { startCheckpointer, type Checkpointer } from '../../store/sqlite.js';
@@ -33,6 +33,8 @@ export interface LiveRequest {
   requestBytes: number;
   ttfbMs: number | null;
   outputTokens: number | null;
+  /** The session the client named, as session-tag.ts keeps it. */
+  session: string | null;
 }
 
 /** What the Live page shows: requests starting and progressing, then their recorded row. */
@@ -161,7 +163,7 @@ export class UsageRecorder {
         const live: LiveRequest = {
           id: ev.id, time: ev.time, keyId: ev.keyId, keyName: ev.keyName, mode: ev.mode, provider: ev.provider,
           model: ev.model, method: ev.method, path: ev.path, stream: ev.stream, requestBytes: ev.requestBytes,
-          ttfbMs: null, outputTokens: null,
+          ttfbMs: null, outputTokens: null, session: ev.session ?? null,
         };
         this.inflight.set(ev.id, live);
         this.lastUsedAt.set(ev.keyId, ev.time);
@@ -197,6 +199,10 @@ export class UsageRecorder {
         const reported = ev.type === 'finished' && ev.model ? bareModel(ev.model) : null;
         if (reported) this.served.learn(provider, requested, reported);
         const model = reported ?? (requested === null ? null : this.served.servedFor(provider, requested) ?? requested);
+        // Priced by the model served, else by the name asked for (a failure before the provider named one).
+        let pricedBy = model;
+        let cost = requestCost(this.prices, provider, model, ev.usage, ev.status, started.time);
+        if (cost === null && requested !== model) { pricedBy = requested; cost = requestCost(this.prices, provider, requested, ev.usage, ev.status, started.time); }
         const row: UsageRow = {
           requestId: ev.id, startedAt: started.time, keyId: started.keyId, keyName: started.keyName, mode: started.mode,
           provider, model, requestedModel: requested, method: started.method, path: started.path, stream: started.stream,
@@ -205,9 +211,9 @@ export class UsageRecorder {
           durationMs: ev.durationMs, ttfbMs: ev.ttfbMs, requestBytes: started.requestBytes, outputBytes: ev.type === 'finished' ? ev.outputBytes : 0,
           inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
           cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
-          reasoningTokens: ev.usage.reasoningTokens ?? null,
-          cost: requestCost(this.prices, provider, model, ev.usage, ev.status, started.time)
-            ?? (requested !== model ? requestCost(this.prices, provider, requested, ev.usage, ev.status, started.time) : null),
+          cacheWrite1hTokens: ev.usage.cacheWrite1hTokens ?? null, reasoningTokens: ev.usage.reasoningTokens ?? null,
+          cost, cacheSaved: cost === null ? null : requestCacheSavings(this.prices, provider, pricedBy, ev.usage, ev.status, started.time),
+          session: started.session,
           // A single attempt's route is the row's own provider and model: only a longer one is kept.
           route: ev.route !== undefined && ev.route.includes(',') ? ev.route : null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
         };

@@ -175,6 +175,25 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 7,
+    description: 'cache writes with a 1-hour TTL and what the cache saved, per request and in the rollups; the session a request belongs to',
+    up(db) {
+      // Older rows: their 1-hour writes and savings were not kept (NULL per request, 0 in the
+      // rollups); their cache reads and writes were, and still count.
+      const rollup = (table: string) => `
+        ALTER TABLE ${table} ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE ${table} ADD COLUMN cache_saved REAL NOT NULL DEFAULT 0;`;
+      db.exec(`
+        ALTER TABLE requests ADD COLUMN cache_write_1h_tokens INTEGER;
+        ALTER TABLE requests ADD COLUMN cache_saved REAL;
+        ALTER TABLE requests ADD COLUMN session TEXT;
+        ${rollup('hourly')}
+        ${rollup('daily')}
+        ${rollup('hourly_totals')}
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

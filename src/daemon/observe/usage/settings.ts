@@ -2,7 +2,8 @@
 // leniently (a bad value falls back to its default with a warning, it never stops the daemon).
 //
 //   "usage": { "retentionDays": 30, "rollupRetentionDays": 400, "logBodies": false, "bodyCapBytes": 65536,
-//              "prices": { "openai/my-finetune": { "input": 3, "output": 12, "cachedInput": 1.5 } } }
+//              "prices": { "openai/my-finetune": { "input": 3, "output": 12, "cachedInput": 1.5 },
+//                          "anthropic/claude-x": { "input": 5, "output": 25, "cachedInput": 0.5, "cacheWrite": 6.25, "cacheWrite1h": 10 } } }
 
 export interface UsageSettings {
   /** Raw request rows older than this are pruned. */
@@ -47,7 +48,7 @@ export function parseUsageSettings(raw: unknown): { settings: UsageSettings; war
   else if (cap !== undefined) warnings.push(`config usage.bodyCapBytes must be a whole number of bytes between 1024 and 16777216; using ${USAGE_DEFAULTS.bodyCapBytes}`);
   let prices: Record<string, unknown> = {};
   if (obj.prices && typeof obj.prices === 'object' && !Array.isArray(obj.prices)) prices = obj.prices as Record<string, unknown>;
-  else if (obj.prices !== undefined) warnings.push('config usage.prices must be an object of "<provider>/<model>": { input, output, cachedInput }');
+  else if (obj.prices !== undefined) warnings.push('config usage.prices must be an object of "<provider>/<model>": { input, output, cachedInput, cacheWrite, cacheWrite1h }');
   return { settings: { retentionDays, rollupRetentionDays, logBodies, bodyCapBytes, prices }, warnings };
 }
 

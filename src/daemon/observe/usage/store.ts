@@ -39,13 +39,22 @@ export interface UsageRow {
   ttfbMs: number | null;
   requestBytes: number;
   outputBytes: number;
+  /** Tokens as events.ts TokenUsage counts them: input includes the cache reads and writes. */
   inputTokens: number | null;
   outputTokens: number | null;
+  /** Cache reads (a part of inputTokens). */
   cachedTokens: number | null;
+  /** Cache writes, every TTL (a part of inputTokens). */
   cacheWriteTokens: number | null;
+  /** The 1-hour cache writes (a part of cacheWriteTokens); null before schema 6. */
+  cacheWrite1hTokens: number | null;
   reasoningTokens: number | null;
   /** USD; null when unknown (model not in the price table, or no token counts reported). */
   cost: number | null;
+  /** USD the prompt cache saved (prices.ts cacheSavingsOf); null when the cost is unknown, and before schema 6. */
+  cacheSaved: number | null;
+  /** The session the client named, as session-tag.ts keeps it; null when it named none, and before schema 6. */
+  session: string | null;
   /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`); null before schema 5 and for native requests. */
   route: string | null;
   /** Time waited between attempts (retry-after, backoff); null when none. */
@@ -68,7 +77,8 @@ export const isError = (status: number): boolean => status >= 400;
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
 const insertRequestsSql = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
   method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label) VALUES ${Array.from({ length: n }, () => `(${Array(27).fill('?').join(', ')})`).join(', ')}`;
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label, cache_write_1h_tokens, cache_saved, session)
+  VALUES ${Array.from({ length: n }, () => `(${Array(30).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
 /** The statement text per row count, made once (its statement is then found by it in the cache). */
 const insertTexts = new Map<number, string>();
@@ -82,10 +92,11 @@ function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
   out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
     r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
     int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost,
-    r.route, r.waitedMs, r.keyLabel);
+    r.route, r.waitedMs, r.keyLabel, int(r.cacheWrite1hTokens), r.cacheSaved, r.session);
 }
 
-const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms'];
+const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms',
+  'cache_write_1h_tokens', 'cache_saved'];
 const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
 const SUM_PARAMS = SUM_COLUMNS.map(() => '?').join(', ');
 
@@ -112,12 +123,16 @@ export const DAY_MS = 86_400_000;
 /** Daily rollups are per UTC day. */
 export const floorDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
 
-interface Sums { requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number }
+interface Sums {
+  requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number;
+  cacheWrite1h: number; cacheSaved: number;
+}
 interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyLabel: string; keyName: string }
 
-const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0 });
+const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0, cacheWrite1h: 0, cacheSaved: 0 });
+/** In SUM_COLUMNS' order. */
 const sumValues = (a: Sums): number[] => [a.requests, a.errors, Math.round(a.input), Math.round(a.output), Math.round(a.cached),
-  Math.round(a.cacheWrite), Math.round(a.reasoning), a.cost, a.unpriced, a.duration];
+  Math.round(a.cacheWrite), Math.round(a.reasoning), a.cost, a.unpriced, a.duration, Math.round(a.cacheWrite1h), a.cacheSaved];
 
 function addRow(a: Sums, r: UsageRow): void {
   a.requests++;
@@ -127,6 +142,8 @@ function addRow(a: Sums, r: UsageRow): void {
   a.cached += r.cachedTokens ?? 0;
   a.cacheWrite += r.cacheWriteTokens ?? 0;
   a.reasoning += r.reasoningTokens ?? 0;
+  a.cacheWrite1h += r.cacheWrite1hTokens ?? 0;
+  a.cacheSaved += r.cacheSaved ?? 0;
   if (r.cost === null) a.unpriced++; else a.cost += r.cost;
   a.duration += r.durationMs;
 }

@@ -1,6 +1,8 @@
 // Anthropic usage → IR usage (provider-reference.md §4.7): the protocol's one usage reader, for the
 // provider-side readers and the daemon's tap on relayed answers alike. Anthropic's `input_tokens`
 // leaves out cached and cache-written tokens; the IR counts the whole prompt, so they are added back.
+// Cache writes come as a total (`cache_creation_input_tokens`) and by TTL (`cache_creation`); the
+// IR keeps the total and the 1-hour part, the rest being 5-minute writes.
 import type { Usage } from '../../ir/types.js';
 import type { UsageReader, UsageStreamTap } from '../../ir/usage-reader.js';
 import { asNumber, asRecord, asString, isRecord, tryParseJson } from '../../shared/lenient-json.js';
@@ -9,12 +11,14 @@ import { asNumber, asRecord, asString, isRecord, tryParseJson } from '../../shar
 export interface AnthropicTokenCounts {
   input: number;
   cacheCreation: number;
+  /** Of cacheCreation: the 1-hour writes (`cache_creation.ephemeral_1h_input_tokens`). */
+  cacheCreation1h: number;
   cacheRead: number;
   output: number;
   thinking: number;
 }
 
-export const ZERO_TOKEN_COUNTS: AnthropicTokenCounts = { input: 0, cacheCreation: 0, cacheRead: 0, output: 0, thinking: 0 };
+export const ZERO_TOKEN_COUNTS: AnthropicTokenCounts = { input: 0, cacheCreation: 0, cacheCreation1h: 0, cacheRead: 0, output: 0, thinking: 0 };
 
 /**
  * Overlays the counts present in an Anthropic `usage` object onto `base`. Fields that are absent
@@ -23,9 +27,11 @@ export const ZERO_TOKEN_COUNTS: AnthropicTokenCounts = { input: 0, cacheCreation
  */
 export function mergeAnthropicUsage(base: AnthropicTokenCounts, usage: unknown): AnthropicTokenCounts {
   const u = asRecord(usage);
+  const byTtl = asRecord(u.cache_creation);
   return {
     input: asNumber(u.input_tokens) ?? base.input,
     cacheCreation: asNumber(u.cache_creation_input_tokens) ?? base.cacheCreation,
+    cacheCreation1h: asNumber(byTtl.ephemeral_1h_input_tokens) ?? base.cacheCreation1h,
     cacheRead: asNumber(u.cache_read_input_tokens) ?? base.cacheRead,
     output: asNumber(u.output_tokens) ?? base.output,
     thinking: asNumber(asRecord(u.output_tokens_details).thinking_tokens) ?? base.thinking,
@@ -38,6 +44,7 @@ export function toIrUsage(c: AnthropicTokenCounts): Usage {
     outputTokens: c.output, // already includes thinking tokens
     cachedInputTokens: c.cacheRead,
     cacheWriteTokens: c.cacheCreation,
+    cacheWrite1hTokens: Math.min(c.cacheCreation1h, c.cacheCreation),
     reasoningTokens: c.thinking,
   };
 }

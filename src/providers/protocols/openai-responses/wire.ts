@@ -7,19 +7,25 @@ import { asRecord, asString } from '../../shared/lenient-json.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** `cache_write_tokens`: the gateway's (and OpenRouter's) addition, when the provider reported writes. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
 }
 
-/** IR usage → Responses usage: input includes cached tokens, output includes reasoning (as both count them). */
+/**
+ * IR usage → Responses usage: input includes cache reads and writes, output includes reasoning (as
+ * both count them); cache writes are told as the Chat door tells them, when the provider reported any.
+ */
 export function toResponsesUsage(u: Usage | undefined): ResponsesUsage {
   const input = u?.inputTokens ?? 0;
   const output = u?.outputTokens ?? 0;
+  const details: ResponsesUsage['input_tokens_details'] = { cached_tokens: u?.cachedInputTokens ?? 0 };
+  if (u?.cacheWriteTokens !== undefined) details.cache_write_tokens = u.cacheWriteTokens;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u?.cachedInputTokens ?? 0 },
+    input_tokens_details: details,
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u?.reasoningTokens ?? 0 },
     total_tokens: input + output,
