@@ -1,9 +1,10 @@
-// Prompt caching with the real coding agents (offline, against mock providers): Codex CLI's tool
-// loop on a Claude model through the Responses door, where the gateway's automatic breakpoints
-// make every turn after the first read the conversation from Anthropic's cache (the caching mock,
-// test/helpers/anthropic-cache.ts, bills each turn as Anthropic would); Claude Code on a Claude
-// model, whose requests (with its own marks) reach Anthropic byte for byte and are cached by its
-// own marks alone; Claude Code on a GPT model, whose session becomes one stable prompt_cache_key.
+// Prompt caching with the real coding agents (offline, against mock providers): Codex CLI's and
+// gemini-cli's tool loops on a Claude model through the Responses and Gemini doors, where the
+// gateway's automatic breakpoints make every turn after the first read the conversation from
+// Anthropic's cache (the caching mock, test/helpers/anthropic-cache.ts, bills each turn as
+// Anthropic would); Claude Code on a Claude model, whose requests (with its own marks) reach
+// Anthropic byte for byte and are cached by its own marks alone; Claude Code on a GPT model, whose
+// session becomes one stable prompt_cache_key.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicCacheMock, type Answer, type CachedTurn } from '../helpers/anthropic-cache.js';
 import { runClaudeCode } from '../helpers/claude-code.js';
 import { runCodex } from '../helpers/codex.js';
+import { runGeminiCli } from '../helpers/gemini-cli.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import type { MockHandler, Recorded } from '../helpers/mock-provider.js';
 import { startRecordingHop } from '../helpers/recording-hop.js';
@@ -35,36 +37,59 @@ const toolResults = (body: Record<string, any>) => body.messages.flatMap((m: any
 /** The turn's numbers as the report gives them. */
 const row = (t: CachedTurn, i: number) => `turn ${i + 1}: ${t.total} input tokens, ${t.usage.cache_read_input_tokens} read from cache (${Math.round((100 * t.usage.cache_read_input_tokens) / t.total)}%), ${t.usage.cache_creation_input_tokens} written, ${t.usage.input_tokens} uncached`;
 
-describe('Codex CLI on a Claude model (Responses door, translated)', () => {
-  it('a four-call tool loop: from the second turn on, nearly all of each turn\'s input is read from the cache', async () => {
-    let calls = 0;
-    /** Claude: thinks, then asks the weather of the next city, until it has them all; then reports. */
-    const answer = (body: Record<string, any>): Answer => {
-      const tool = (body.tools ?? []).find((t: any) => /get_weather$/.test(t.name))?.name;
-      const done = toolResults(body).length;
-      if (!tool || done >= CITIES.length) return [{ type: 'text', text: `Weather report: ${done} cities checked.` }];
-      return [
-        { type: 'thinking', thinking: `Next: ${CITIES[done]}.`, signature: `sig-${done}` },
-        { type: 'tool_use', id: `toolu_w${++calls}`, name: tool, input: { city: CITIES[done] } },
-      ];
-    };
-    const mock = anthropicCacheMock({ answer });
+/** Claude: thinks, then asks the weather of the next city, until it has them all; then reports. */
+function weatherLoop(): (body: Record<string, any>) => Answer {
+  let calls = 0;
+  return (body) => {
+    const tool = (body.tools ?? []).find((t: any) => /get_weather$/.test(t.name))?.name;
+    const done = toolResults(body).length;
+    if (!tool || done >= CITIES.length) return [{ type: 'text', text: `Weather report: ${done} cities checked.` }];
+    return [
+      { type: 'thinking', thinking: `Next: ${CITIES[done]}.`, signature: `sig-${done}` },
+      { type: 'tool_use', id: `toolu_w${++calls}`, name: tool, input: { city: CITIES[done] } },
+    ];
+  };
+}
+
+/** The tool loop's turns (requests offering the weather tool), each read from the cache but for what the turn before added. */
+function expectCachedLoop(client: string, bodies: Array<Record<string, any>>, turns: CachedTurn[]): void {
+  const loop = turns.filter((_, i) => (bodies[i]!.tools ?? []).some((t: any) => /get_weather$/.test(t.name)));
+  expect(loop).toHaveLength(CITIES.length + 1);
+  console.log(`${client} → anthropic/claude-sonnet-4-5, per turn:\n${loop.map(row).join('\n')}`);
+  expect(loop[0]!.usage.cache_creation_input_tokens).toBeGreaterThan(0.9 * loop[0]!.total);
+  for (const [i, t] of loop.entries()) {
+    if (i === 0) continue;
+    const before = loop[i - 1]!.usage;
+    // Everything the turn before had read or written is read now: only the new blocks are not.
+    expect(t.usage.cache_read_input_tokens, row(t, i)).toBe(before.cache_read_input_tokens + before.cache_creation_input_tokens);
+    expect(t.usage.cache_read_input_tokens / t.total, row(t, i)).toBeGreaterThan(0.9);
+  }
+}
+
+const PROMPT = `Get the weather of ${CITIES.join(', ')}, one after the other, with the weather tool.`;
+
+describe('coding agents that cannot mark, on a Claude model', () => {
+  it('Codex CLI (Responses door): a four-call tool loop, from the second turn on nearly all of each turn\'s input read from the cache', async () => {
+    const mock = anthropicCacheMock({ answer: weatherLoop() });
     gw.mocks.anthropic.setHandler(mock.handler);
+    const before = gw.mocks.anthropic.requests.length;
     try {
-      const run = await runCodex({ url: gw.url, key: gw.key, model: 'anthropic/claude-sonnet-4-5', prompt: `Get the weather of ${CITIES.join(', ')}, one after the other, with the weather tool.`, mcp: true, timeoutMs: 170_000 });
+      const run = await runCodex({ url: gw.url, key: gw.key, model: 'anthropic/claude-sonnet-4-5', prompt: PROMPT, mcp: true, timeoutMs: 170_000 });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain(`Weather report: ${CITIES.length} cities checked.`);
-      const loop = mock.turns.filter((t) => t.blocks > 2); // the agent's turns (not a title or a probe)
-      expect(loop).toHaveLength(CITIES.length + 1);
-      console.log(`Codex CLI → anthropic/claude-sonnet-4-5, per turn:\n${loop.map(row).join('\n')}`);
-      expect(loop[0]!.usage.cache_creation_input_tokens).toBeGreaterThan(0.9 * loop[0]!.total);
-      for (const [i, t] of loop.entries()) {
-        if (i === 0) continue;
-        const before = loop[i - 1]!.usage;
-        // Everything the turn before had read or written is read now: only the new blocks are not.
-        expect(t.usage.cache_read_input_tokens, row(t, i)).toBe(before.cache_read_input_tokens + before.cache_creation_input_tokens);
-        expect(t.usage.cache_read_input_tokens / t.total, row(t, i)).toBeGreaterThan(0.9);
-      }
+      expectCachedLoop('Codex CLI', gw.mocks.anthropic.requests.slice(before).map(json), mock.turns);
+    } finally { gw.mocks.anthropic.setHandler(undefined); }
+  }, 180_000);
+
+  it('gemini-cli (Gemini door): the same', async () => {
+    const mock = anthropicCacheMock({ answer: weatherLoop() });
+    gw.mocks.anthropic.setHandler(mock.handler);
+    const before = gw.mocks.anthropic.requests.length;
+    try {
+      const run = await runGeminiCli({ url: gw.url, key: gw.key, model: 'anthropic/claude-sonnet-4-5', prompt: PROMPT, mcp: true, timeoutMs: 170_000 });
+      expect(run.stdout, run.stderr).toContain(`Weather report: ${CITIES.length} cities checked.`);
+      expect(run.code).toBe(0);
+      expectCachedLoop('gemini-cli', gw.mocks.anthropic.requests.slice(before).map(json), mock.turns);
     } finally { gw.mocks.anthropic.setHandler(undefined); }
   }, 180_000);
 });
