@@ -158,6 +158,21 @@ describe('the Anthropic builder with the target\'s cache settings', () => {
     expect(marks(build(target))).toEqual([]);
   });
 
+  it('carries a client\'s cache_control from any Chat content part to the block it becomes', () => {
+    const eph = { type: 'ephemeral' };
+    const body = anthropicProvider.buildRequest(openaiChatClient.parseRequest({
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'rules', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' }, cache_control: eph }, { type: 'text', text: 'what is it?' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'a cat', cache_control: eph }], tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'done', cache_control: eph }] },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+    }, target), target).body as unknown as Body;
+    expect(marks(body)).toEqual([['system[0]', HOUR], ['messages[0][0]', FIVE], ['messages[1][0]', FIVE], ['messages[2][0].content', FIVE]]);
+  });
+
   it('keeps a client\'s cache_control on Chat content parts, and adds its own only in the room left', () => {
     const t: Target = { ...target, cache: { minTokens: 1024, ttl: '5m' } };
     const parts = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'text', text: `${chars(2000)}${i}`, cache_control: { type: 'ephemeral' } }));
