@@ -2,10 +2,12 @@
 // cache-breakpoints.ts), on fixture requests shaped as the builder makes them: where the marks
 // go, that a prefix below the minimum gets none, that the client's own marks count toward the
 // limit of 4 and stay where they are, and that a 1-hour mark never follows a 5-minute one.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { placeCacheBreakpoints } from '../../src/providers/protocols/anthropic/provider/cache-breakpoints.js';
 import { anthropicProvider } from '../../src/providers/protocols/anthropic/provider/index.js';
 import { openaiChatClient } from '../../src/providers/protocols/openai-chat/client/index.js';
+import { openaiResponsesClient } from '../../src/providers/protocols/openai-responses/client/index.js';
 import type { Target } from '../../src/providers/ir/protocol.js';
 
 type Block = Record<string, any>;
@@ -181,5 +183,38 @@ describe('the Anthropic builder with the target\'s cache settings', () => {
       messages: [{ role: 'system', content: parts(3) }, { role: 'user', content: 'question' }],
     }, t), t).body as unknown as Body;
     expect(marks(body)).toEqual([['system[0]', FIVE], ['system[1]', FIVE], ['system[2]', FIVE], ['messages[0][0]', FIVE]]);
+  });
+});
+
+describe('on what Codex CLI sent (recorded), translated for Claude', () => {
+  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/protocols/openai-responses-client/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+  const target: Target = { provider: 'anthropic', displayName: 'Anthropic', model: 'claude-sonnet-4-5', protocol: 'anthropic', cache: { minTokens: 1024, ttl: '5m' } };
+  const build = (name: string) => anthropicProvider.buildRequest(openaiResponsesClient.parseRequest(fixture(name), target), target).body as unknown as Body;
+  /** The prompt's blocks, in reading order, without their marks, up to and including the marked one at `at`. */
+  const prefix = (b: Body, at: string) => {
+    const seq: Array<[string, Block]> = [
+      ...(b.tools ?? []).map((t, i): [string, Block] => [`tools[${i}]`, t]), ...(b.system ?? []).map((t, i): [string, Block] => [`system[${i}]`, t]),
+      ...b.messages.flatMap((m, i) => m.content.map((c, j): [string, Block] => [`messages[${i}][${j}]`, c])),
+    ];
+    const end = seq.findIndex(([where]) => where === at);
+    return JSON.stringify(seq.slice(0, end + 1).map(([, x]) => { const { cache_control: _, ...rest } = x; return rest; }));
+  };
+
+  it('its first turn: the tools, the system prompt and the end of the conversation', () => {
+    const b = build('codex-first.request.json');
+    expect(b.messages).toHaveLength(1);
+    const end = `messages[0][${b.messages[0]!.content.length - 1}]`;
+    expect(marks(b)).toEqual([[`tools[${b.tools!.length - 1}]`, FIVE], [`system[${b.system!.length - 1}]`, FIVE], [end, FIVE]]);
+  });
+
+  it('its turn with a tool result: the same, and the end of its first turn, whose prefix is the one the first turn marked', () => {
+    const first = build('codex-first.request.json');
+    const next = build('codex-tool-result.request.json');
+    const end = `messages[0][${first.messages[0]!.content.length - 1}]`;
+    expect(next.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(marks(next).map(([at]) => at)).toEqual([`tools[${next.tools!.length - 1}]`, `system[${next.system!.length - 1}]`, end, 'messages[2][0]']);
+    // What the first turn wrote to the cache is exactly what this one marks as the previous turn's end.
+    expect(prefix(first, end).length).toBeGreaterThan(10_000);
+    expect(prefix(next, end)).toBe(prefix(first, end));
   });
 });
