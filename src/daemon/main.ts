@@ -58,7 +58,7 @@ function routeText(ev: RequestFinished | RequestFailed): string {
 }
 
 /** The daemon log's line for each routing and cache problem in config.json (gateway doctor shows the same). */
-function routingWarnings(c: Pick<GatewayConfig, 'routing' | 'cache'>): string[] {
+function configWarnings(c: Pick<GatewayConfig, 'routing' | 'cache'>): string[] {
   return [
     ...c.routing.problems.map((p) => `warning: config.json routing: ${p}; keeping the last good routing`),
     ...c.cache.problems.map((p) => `warning: config.json ${p}; keeping the last good cache settings`),
@@ -72,7 +72,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
-    const problems = [...c.problems, ...routingWarnings(c)];
+    const problems = [...c.problems, ...configWarnings(c)];
     const text = problems.join('\n');
     if (text && text !== lastProblems) for (const p of problems) log(p);
     lastProblems = text;
