@@ -33,12 +33,16 @@ const stateDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
 // `failover` whose first target is always down (the mock answers 503 for a `down-` model) and whose
 // second is OpenAI, for the row that prices one failed attempt; that provider gets no retries and
 // the breaker never opens, so each request pays exactly one failed attempt.
+// For the #24 rows, `nocache`: the mock again as an Anthropic-protocol provider, with the automatic
+// cache breakpoints off (they are on for Anthropic by default), to compare the same turn both ways.
 writeFileSync(join(stateDir, 'config.json'), JSON.stringify({
-  providers: { compat: { protocol: 'openai-chat', baseUrl: `${origin}/v1`, models: ['gpt-5.4'] } },
+  providers: { compat: { protocol: 'openai-chat', baseUrl: `${origin}/v1`, models: ['gpt-5.4'] }, nocache: { protocol: 'anthropic', baseUrl: origin } },
   aliases: { failover: ['compat/down-5.4', 'openai/gpt-5.4'] },
   routing: { providers: { compat: { retries: 0 } }, breaker: { failures: 1_000_000_000 } },
+  cache: { providers: { nocache: { breakpoints: false } } },
 }), { mode: 0o600 });
 process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
+process.env.GATEWAY_NOCACHE_API_KEY = 'sk-ant-bench';
 const { key } = new KeyStore(stateDir).create({ name: 'bench' });
 // A key with a budget and rate limits no row reaches, for the rows that price checking them
 // (reserve at admission, settle at the end); a build from before limits ignores them.

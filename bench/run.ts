@@ -121,6 +121,33 @@ const geminiBody = JSON.stringify({
 const responsesBody = (model: string, stream: boolean, store = true) => JSON.stringify({
   model, instructions: SYSTEM, input: USER, max_output_tokens: 64, ...(stream ? { stream: true } : {}), ...(store ? {} : { store: false }),
 });
+/**
+ * #24: an agent's fourth turn, long enough for the gateway's cache breakpoints (a ~3,000-token
+ * system prompt, two tools, three tool calls with their results), as Chat and as Responses.
+ */
+const AGENT_SYSTEM = Array.from({ length: 300 }, (_, i) => `Rule ${i}: keep the code tidy and the tests honest.`).join('\n');
+const AGENT_TOOL = { name: 'read_file', description: 'Reads a file of the project and returns its text.', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } };
+const AGENT_FILES = ['README.md', 'src/index.ts', 'package.json'];
+const agentChatBody = (model: string) => JSON.stringify({
+  model, max_tokens: 64, tools: [{ type: 'function', function: AGENT_TOOL }],
+  messages: [
+    { role: 'system', content: AGENT_SYSTEM }, { role: 'user', content: 'Summarise the project.' },
+    ...AGENT_FILES.flatMap((path, i) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: `toolu_b${i}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path }) } }] },
+      { role: 'tool', tool_call_id: `toolu_b${i}`, content: `contents of ${path}: ${'lorem ipsum '.repeat(40)}` },
+    ]),
+  ],
+});
+const agentResponsesBody = (model: string) => JSON.stringify({
+  model, max_output_tokens: 64, store: false, instructions: AGENT_SYSTEM, tools: [{ type: 'function', strict: false, ...AGENT_TOOL }],
+  input: [
+    { role: 'user', content: 'Summarise the project.' },
+    ...AGENT_FILES.flatMap((path, i) => [
+      { type: 'function_call', call_id: `toolu_b${i}`, name: 'read_file', arguments: JSON.stringify({ path }) },
+      { type: 'function_call_output', call_id: `toolu_b${i}`, output: `contents of ${path}: ${'lorem ipsum '.repeat(40)}` },
+    ]),
+  ],
+});
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const openaiShape = (j: Json) => typeof j?.choices?.[0]?.message?.content === 'string' && j.choices[0].message.content.length > 0;
 const anthropicShape = (j: Json) => typeof j?.content?.[0]?.text === 'string';
@@ -310,6 +337,14 @@ async function main(): Promise<void> {
     // A provider the user added (bench/daemon-process.ts configures `compat`, OpenAI-compatible).
     { id: 'custom-chat', label: 'custom provider via /v1/chat/completions (fast path)', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('compat/gpt-5.4', false), streamPath: '/v1/chat/completions', streamBody: openaiBody('compat/gpt-5.4', true), headers: auth, shape: openaiShape },
     { id: 'custom-messages', label: 'custom provider via /v1/messages', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/messages', body: anthropicBody(false, 'compat/gpt-5.4'), streamPath: '/v1/messages', streamBody: anthropicBody(true, 'compat/gpt-5.4'), headers: auth, shape: anthropicShape },
+    // #24: the same agent turn to Anthropic (automatic cache breakpoints on, the default) and to
+    // `nocache`, the same mock added as an Anthropic-protocol provider with them off (daemon-process.ts).
+    // Not streamed: the marks are placed before the call, and a stream's chunks are relayed alike.
+    ...([['cache-responses', 'responses', '/v1/responses', agentResponsesBody, responsesShape], ['cache-chat', 'chat', '/v1/chat/completions', agentChatBody, openaiShape]] as const).flatMap(([id, door, path, body, shape]) =>
+      ([['on', 'anthropic'], ['off', 'nocache']] as const).map(([state, provider]): Target => ({
+        id: `${id}-${state}`, label: `${door} → Anthropic, an agent turn, breakpoints ${state}`, kind: 'custom', port: d.port, pid: d.pid,
+        path, body: body(`${provider}/claude-opus-5`), streamPath: '', streamBody: '', headers: auth, shape, streamNa: 'not measured',
+      }))),
     // #20: a two-target alias whose first target always answers 503 (no retry-after): one failed attempt, then OpenAI.
     { id: 'failover', label: 'alias failover (first target 503) via /v1/chat/completions', kind: 'custom', port: d.port, pid: d.pid, path: '/v1/chat/completions', body: openaiBody('failover', false), streamPath: '', streamBody: '', headers: auth, shape: openaiShape, streamNa: 'not measured' },
     // #21: the same paths as native-openai and messages-anthropic with a key that has a budget, rpm,
@@ -625,6 +660,20 @@ async function main(): Promise<void> {
     if (reason) continue;
     const d = pairedS(id, 'floor', 'delay');
     rows.push([issue, `${byId.get(id)!.label} stream: no added delay per chunk beyond the floor's (tolerance ${T.chunkToleranceUs} µs)`, `${signedUs(perChunkUs(id))} per chunk vs floor ${signedUs(floorChunk)}; paired Δ ${signedUs(d)} (${iqr(id, 'floor', 'delay')})`, d <= T.chunkToleranceUs]);
+  }
+  // #24: the automatic cache breakpoints on the translated paths, beside the same turn with them off:
+  // req/s within the run's noise (half the spread of either row's repetitions, at least 2%).
+  const noise = (c: number) => Math.max(0.02, ...['on', 'off'].flatMap((x) => ['cache-responses', 'cache-chat'].map((id) => {
+    const xs = get(`${id}-${x}`, c).map((s) => s.rps);
+    return xs.length > 1 ? (Math.max(...xs) - Math.min(...xs)) / (2 * median(xs)) : 0;
+  })));
+  for (const [id, door] of [['cache-responses', 'responses'], ['cache-chat', 'chat']] as const) {
+    const what = `${door} → Anthropic, an agent turn: breakpoints on vs off, req/s within the run's noise`;
+    if (na(`${id}-on`) || na(`${id}-off`)) { rows.push(['#24', what, `n/a (${na(`${id}-on`) ?? na(`${id}-off`)})`, undefined]); continue; }
+    const [m] = overC((c) => ratio(`${id}-on`, `${id}-off`, c), pct, () => true);
+    const within = CONCURRENCY.every((c) => ratio(`${id}-on`, `${id}-off`, c) >= 1 - noise(c));
+    const cpu = CONCURRENCY.map((c) => `c=${c}: ${us(med(`${id}-on`, c, (s) => s.cpuPerReq))} vs ${us(med(`${id}-off`, c, (s) => s.cpuPerReq))}`).join(' · ');
+    rows.push(['#24', what, `${m} (noise ±${CONCURRENCY.map((c) => pct(noise(c))).join('/')}); daemon CPU per request on vs off ${cpu}`, within]);
   }
   // #20: what one failed attempt costs, beside the second target called directly (reported, no target).
   if (na('failover') || na('unified-openai')) rows.push(['#20', 'failover alias (first target 503) vs OpenAI directly', `n/a (${na('failover') ?? na('unified-openai')})`, undefined]);

@@ -215,7 +215,23 @@ async function checkRouting(dir: string): Promise<Check> {
     : { id: 'routing', ok: true, warning: true, title: 'routing', detail: `config.json: ${problems.join('; ')}; the daemon keeps its last good routing`, fix: `fix ${join(dir, FILES.config)}, or set routes with ${gatewayCmd('models alias')} and ${gatewayCmd('models fallback')}` };
 }
 
+/** config.json's `cache` section as the daemon reads it: a problem is a warning, as for routing. */
+async function checkCache(dir: string): Promise<Check> {
+  const { readConfig } = await import('../daemon/store/config.js');
+  let cache;
+  try { ({ cache } = readConfig(dir)); } catch (e) {
+    return { id: 'cache', ok: false, title: 'prompt caching', detail: (e as Error).message, fix: `fix or remove ${join(dir, FILES.config)}` };
+  }
+  const s = cache.settings;
+  if (cache.problems.length > 0) {
+    return { id: 'cache', ok: true, warning: true, title: 'prompt caching', detail: `config.json: ${cache.problems.join('; ')}; the daemon keeps its last good cache settings`, fix: `fix the "cache" section of ${join(dir, FILES.config)}` };
+  }
+  const marks = s.breakpoints ? `cache breakpoints on (TTL ${s.ttl})` : 'cache breakpoints off';
+  const own = Object.keys(s.providers);
+  return { id: 'cache', ok: true, title: 'prompt caching', detail: `${marks}, session prompt_cache_key ${s.promptCacheKey ? 'on' : 'off'}${own.length > 0 ? `; own settings for ${own.join(', ')}` : ''}` };
+}
+
 export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const [keychain, daemon, added, routing] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env), checkRouting(dir)]);
-  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, routing, daemon, checkProxyVars(env)];
+  const [keychain, daemon, added, routing, cache] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env), checkRouting(dir), checkCache(dir)]);
+  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, routing, cache, daemon, checkProxyVars(env)];
 }

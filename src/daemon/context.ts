@@ -3,6 +3,7 @@ import type { ProviderDescriptor } from '../providers/registry.js';
 import type { Breaker } from './routing/breaker.js';
 import type { Sessions } from './routing/sessions.js';
 import type { RoutingSettings } from './routing/settings.js';
+import type { CacheSettings } from './caching/settings.js';
 import type { KeyIndex } from './access/auth.js';
 import type { BodyLog } from './observe/body-log.js';
 import type { EventBus } from './observe/events.js';
@@ -21,6 +22,8 @@ export interface DaemonSettings {
   responses?: unknown;
   /** Retries, fallbacks, the breaker (config.json `routing`, parsed by routing/settings.ts); defaults when absent. */
   routing?: RoutingSettings;
+  /** The gateway's prompt-cache marks (config.json `cache`, parsed by caching/settings.ts); defaults when absent. */
+  cache?: CacheSettings;
   /** The providers the user added (config.json): put into the registry at start and on every reload. */
   providers?: readonly ProviderDescriptor[];
   /** The price list (shipped, with config.json's `usage.prices`) budgets are charged by; the shipped one when absent. */

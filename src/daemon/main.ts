@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startDaemon, type Mount, type RunningDaemon } from './server.js';
 import { readConfig, type GatewayConfig } from './store/config.js';
 import { DEFAULT_ROUTING, type RoutingSettings } from './routing/settings.js';
+import { DEFAULT_CACHE, type CacheSettings } from './caching/settings.js';
 import { createSecretSource } from './store/secret-source.js';
 import { FILES, ensureStateDir } from './store/paths.js';
 import { writePrivateFile, writePrivateFileSync, readJsonSync } from './store/atomic.js';
@@ -56,9 +57,12 @@ function routeText(ev: RequestFinished | RequestFailed): string {
   return `${route}${waited}${ev.keyLabel ? ` provider-key=${ev.keyLabel}` : ''}`;
 }
 
-/** The daemon log's line for each routing problem in config.json (gateway doctor shows the same). */
-function routingWarnings(c: Pick<GatewayConfig, 'routing'>): string[] {
-  return c.routing.problems.map((p) => `warning: config.json routing: ${p}; keeping the last good routing`);
+/** The daemon log's line for each routing and cache problem in config.json (gateway doctor shows the same). */
+function configWarnings(c: Pick<GatewayConfig, 'routing' | 'cache'>): string[] {
+  return [
+    ...c.routing.problems.map((p) => `warning: config.json routing: ${p}; keeping the last good routing`),
+    ...c.cache.problems.map((p) => `warning: config.json ${p}; keeping the last good cache settings`),
+  ];
 }
 
 export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
@@ -68,7 +72,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
-    const problems = [...c.problems, ...routingWarnings(c)];
+    const problems = [...c.problems, ...configWarnings(c)];
     const text = problems.join('\n');
     if (text && text !== lastProblems) for (const p of problems) log(p);
     lastProblems = text;
@@ -76,6 +80,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // A routing section with a problem is not half-applied: the last good one stays (the defaults
   // until one was good), so a typo in a hand edit never drops every fallback at once.
   let routing: RoutingSettings = DEFAULT_ROUTING;
+  let cache: CacheSettings = DEFAULT_CACHE;
   const adminToken = randomBytes(32).toString('base64url');
   writePrivateFileSync(join(dir, FILES.adminToken), adminToken);
   const timeoutS = opts.upstreamTimeoutSeconds ?? config.upstreamTimeoutSeconds;
@@ -115,8 +120,9 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       const c = readConfig(dir);
       reportProblems(c);
       if (c.routing.problems.length === 0) routing = c.routing.settings;
+      if (c.cache.problems.length === 0) cache = c.cache.settings;
       // Budgets are charged by the price list the usage history prices by (usage.prices included).
-      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, prices: usageConfig(c.usage).prices };
+      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, cache, prices: usageConfig(c.usage).prices };
     },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },

@@ -2,9 +2,10 @@
 // `providers` section (never with a key: keys live in the keychain under the provider's name),
 // how a stored entry is checked, and the registry descriptor it becomes. Pure: no I/O.
 import type { ProtocolId } from './ir/protocol.js';
+import { findPreset } from './presets.js';
 import { PROTOCOL_FACTS } from './protocol-facts.js';
 import { QUIRK_PROFILE_NAMES } from './quirks.js';
-import { BUILTIN_PROVIDERS, type ProviderDescriptor } from './registry.js';
+import { BUILTIN_PROVIDERS, DEFAULT_CACHE_MINIMUMS, type ProviderDescriptor } from './registry.js';
 
 /** One configured provider as config.json keeps it. */
 export interface StoredProvider {
@@ -144,6 +145,9 @@ function isLoopbackHost(hostname: string): boolean {
 export function toDescriptor(name: string, s: StoredProvider): ProviderDescriptor {
   const url = new URL(s.baseUrl);
   const defaults = PROTOCOL_FACTS[s.protocol].providerDefaults;
+  // Added from a preset that caches by breakpoints, and still speaking that preset's protocol.
+  const preset = s.preset ? findPreset(s.preset) : undefined;
+  const breakpoints = preset?.cacheBreakpoints === true && preset.protocol === s.protocol;
   return {
     id: name,
     source: 'configured',
@@ -167,6 +171,7 @@ export function toDescriptor(name: string, s: StoredProvider): ProviderDescripto
     keyUrl: '',
     owner: name,
     outputLimits: [],
+    ...(breakpoints ? { cacheBreakpoints: DEFAULT_CACHE_MINIMUMS } : {}),
   };
 }
 

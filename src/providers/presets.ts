@@ -31,6 +31,12 @@ export interface ProviderPreset {
    * is another endpoint of the same API and account (DeepSeek's Anthropic endpoint: DeepSeek's).
    */
   readonly billedAs?: string;
+  /**
+   * An Anthropic-protocol API that, like Anthropic's, caches a prompt only up to the breakpoints a
+   * request marks with `cache_control`: the gateway marks them for clients that cannot (the
+   * others cache a repeated prefix by themselves). Its minimum is Anthropic's usual floor.
+   */
+  readonly cacheBreakpoints?: true;
 }
 
 export const PRESETS: readonly ProviderPreset[] = [
@@ -71,9 +77,10 @@ export const PRESETS: readonly ProviderPreset[] = [
   // zai-anthropic is not billedAs zai: it is the GLM Coding Plan's endpoint (a flat fee), so it stays unpriced.
   { id: 'zai', displayName: 'Z.ai (GLM)', protocol: 'openai-chat', baseUrl: 'https://api.z.ai/api/paas/v4', vendorKeyEnv: 'ZAI_API_KEY', docs: 'https://docs.z.ai/api-reference/introduction' },
   { id: 'zai-anthropic', displayName: 'Z.ai (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.z.ai/api/anthropic', vendorKeyEnv: 'ZAI_API_KEY', docs: 'https://docs.z.ai/devpack/tool/claude' },
-  // platform.minimax.io/docs/api-reference/text-openai-api and …/text-anthropic-api
+  // platform.minimax.io/docs/api-reference/text-openai-api and …/text-anthropic-api; its Anthropic API
+  // caches by cache_control breakpoints (…/anthropic-api-compatible-cache).
   { id: 'minimax', displayName: 'MiniMax', protocol: 'openai-chat', baseUrl: 'https://api.minimax.io/v1', vendorKeyEnv: 'MINIMAX_API_KEY', docs: 'https://platform.minimax.io/docs/api-reference/text-openai-api' },
-  { id: 'minimax-anthropic', displayName: 'MiniMax (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.minimax.io/anthropic', vendorKeyEnv: 'MINIMAX_API_KEY', billedAs: 'minimax', docs: 'https://platform.minimax.io/docs/api-reference/text-anthropic-api' },
+  { id: 'minimax-anthropic', displayName: 'MiniMax (Anthropic API)', protocol: 'anthropic', baseUrl: 'https://api.minimax.io/anthropic', vendorKeyEnv: 'MINIMAX_API_KEY', billedAs: 'minimax', cacheBreakpoints: true, docs: 'https://platform.minimax.io/docs/api-reference/text-anthropic-api' },
   // learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle: the v1 API needs no
   // api-version; the key travels in `api-key`; the model is the deployment name.
   {

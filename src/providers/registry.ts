@@ -68,7 +68,24 @@ export interface ProviderDescriptor {
    * A model not listed is not capped. From each provider's model pages.
    */
   readonly outputLimits: ReadonlyArray<readonly [prefix: string, max: number]>;
+  /**
+   * The provider caches a prompt only up to the breakpoints a request marks (Anthropic's
+   * `cache_control`), so the gateway marks them for clients that cannot (daemon/caching/): the
+   * fewest tokens a marked prefix needs to be cached, by model-id prefix (longest match wins), and
+   * for any other model. Absent: the provider caches by itself, or not at all.
+   */
+  readonly cacheBreakpoints?: CacheMinimums;
+  /** It takes OpenAI's `prompt_cache_key`: requests naming the same key are kept on the same prompt cache. */
+  readonly promptCacheKey?: true;
 }
+
+export interface CacheMinimums {
+  readonly minTokens: number;
+  readonly byModel: ReadonlyArray<readonly [prefix: string, min: number]>;
+}
+
+/** The least cacheable prefix where nothing more is known (Anthropic's floor for most of its models). */
+export const DEFAULT_CACHE_MINIMUMS: CacheMinimums = { minTokens: 1024, byModel: [] };
 
 /** What only the built-in providers have: an origin override, SDK variables, a default chat model. */
 export interface BuiltinDescriptor extends ProviderDescriptor {
@@ -106,6 +123,17 @@ const anthropic: BuiltinDescriptor = {
   keyUrl: 'https://console.anthropic.com/settings/keys',
   sdk: { baseUrlVar: 'ANTHROPIC_BASE_URL', keyVar: 'ANTHROPIC_API_KEY', basePath: '', preferredVars: ['ANTHROPIC_AUTH_TOKEN'] },
   outputLimits: [],
+  // platform.claude.com/docs/en/build-with-claude/prompt-caching ("Cache limitations"), as of
+  // Oct 2026: 512 for Opus 5, Fable 5, Mythos 5; 1,024 for Sonnet 5, Opus 4.8, Sonnet 4.x, Opus 4
+  // and 4.1, Sonnet 3.7; 2,048 for Opus 4.7 and Haiku 3/3.5; 4,096 for Opus 4.5/4.6 and Haiku 4.5.
+  cacheBreakpoints: {
+    minTokens: 1024,
+    byModel: [
+      ['claude-opus-5', 512], ['claude-fable-5', 512], ['claude-mythos-5', 512], ['claude-sonnet-5', 1024],
+      ['claude-opus-4', 1024], ['claude-opus-4-5', 4096], ['claude-opus-4-6', 4096], ['claude-opus-4-7', 2048], ['claude-opus-4-8', 1024],
+      ['claude-sonnet-4', 1024], ['claude-haiku-4-5', 4096], ['claude-3-7-sonnet', 1024], ['claude-3-5-haiku', 2048], ['claude-3-haiku', 2048],
+    ],
+  },
   owner: 'anthropic',
   defaultChatModel: 'anthropic/claude-opus-5',
 };
@@ -134,6 +162,7 @@ const openai: BuiltinDescriptor = {
   keyUrl: 'https://platform.openai.com/api-keys',
   sdk: { baseUrlVar: 'OPENAI_BASE_URL', keyVar: 'OPENAI_API_KEY', basePath: '/v1', preferredVars: [] },
   // platform.openai.com/docs/models: gpt-4o 16,384; gpt-4.1 32,768; o-series 100,000; gpt-5.x 128,000.
+  promptCacheKey: true,
   outputLimits: [['gpt-3.5-turbo', 4_096], ['gpt-4-turbo', 4_096], ['gpt-4o', 16_384], ['chatgpt-4o', 16_384], ['gpt-4.1', 32_768], ['o1', 100_000], ['o3', 100_000], ['o4', 100_000], ['gpt-5', 128_000]],
   owner: 'openai',
   defaultChatModel: 'openai/gpt-5.4',
@@ -254,11 +283,20 @@ export function withoutProviderPrefix(name: string): string {
 
 /** The most output tokens `model` of `providerId` accepts, when its descriptor knows. */
 export function maxOutputTokens(providerId: string, model: string): number | undefined {
+  return byPrefix(byName.get(providerId)?.outputLimits ?? [], model);
+}
+
+/** The longest prefix of `model` a table lists, and its value. */
+function byPrefix(table: ReadonlyArray<readonly [string, number]>, model: string): number | undefined {
   let best: readonly [string, number] | undefined;
-  for (const limit of byName.get(providerId)?.outputLimits ?? []) {
-    if (model.startsWith(limit[0]) && (!best || limit[0].length > best[0].length)) best = limit;
-  }
+  for (const row of table) if (model.startsWith(row[0]) && (!best || row[0].length > best[0].length)) best = row;
   return best?.[1];
+}
+
+/** The fewest tokens a marked prefix of `model` needs to be cached, by the provider's table (or Anthropic's usual floor). */
+export function cacheMinimum(p: Pick<ProviderDescriptor, 'cacheBreakpoints'>, model: string): number {
+  const m = p.cacheBreakpoints ?? DEFAULT_CACHE_MINIMUMS;
+  return byPrefix(m.byModel, model) ?? m.minTokens;
 }
 
 /**

@@ -18,7 +18,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string | readonly string[]>> } = {}): Promise<TestGateway> {
+/** `addedKeys`: keys of providers config.json adds, beside the built-in mocks' own. */
+export async function startTestGateway(opts: Partial<DaemonOptions> & { providerKeys?: Partial<Record<'anthropic' | 'openai' | 'gemini', string | readonly string[]>>; addedKeys?: Record<string, string> } = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
   const [anthropic, openai, gemini] = await Promise.all([startMockProvider('anthropic'), startMockProvider('openai'), startMockProvider('gemini')]);
   const keys = new KeyStore(dir);
@@ -26,7 +27,7 @@ export async function startTestGateway(opts: Partial<DaemonOptions> & { provider
   const daemon = await startDaemon({
     port: 0,
     stateDir: dir,
-    secrets: staticSecrets(opts.providerKeys ?? { anthropic: anthropic.key, openai: openai.key, gemini: gemini.key }),
+    secrets: staticSecrets({ ...(opts.providerKeys ?? { anthropic: anthropic.key, openai: openai.key, gemini: gemini.key }), ...opts.addedKeys }),
     ...opts,
     // An added provider can be pointed at a mock while its descriptor keeps its real base URL.
     origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin, ...opts.origins },

@@ -1,10 +1,12 @@
 // Same protocol on both sides: the client's own body, with only the model changed (and what the
-// door's editBody changes), to the provider's own path; its headers (anthropic-beta and the rest)
-// go too, less credentials and hop-by-hop ones; a 2xx answer comes back byte for byte (a Chat
-// stream less the usage the gateway asked for), and an error answer goes to answerError.
+// door's editBody changes, and a session's prompt_cache_key for a provider that takes it when the
+// client set none), to the provider's own path; its headers (anthropic-beta and the rest) go too,
+// less credentials and hop-by-hop ones; a 2xx answer comes back byte for byte (a Chat stream less
+// the usage the gateway asked for), and an error answer goes to answerError.
 import { PROTOCOL_FACTS } from '../../providers/protocol-facts.js';
 import { upstreamPath } from '../../providers/registry.js';
 import { upstreamQuery } from '../http/http-util.js';
+import { promptCacheKeyFor } from '../caching/marks.js';
 import type { GatewayError } from '../http/errors.js';
 import { kindOf } from '../relay/ir-relay.js';
 import { relayAsIs } from '../relay/relay-as-is.js';
@@ -21,7 +23,10 @@ export async function fastPath(run: DoorRun): Promise<Attempt> {
   // A protocol that names the model in the path (Gemini) has it in providerPath, not the body.
   const inBody = PROTOCOL_FACTS[door.protocol].modelIn === 'body';
   const cleaned = door.withoutForeignState?.(raw);
-  const edited = door.editBody?.(cleaned ?? body, route) ?? cleaned;
+  let edited = door.editBody?.(cleaned ?? body, route) ?? cleaned;
+  // A session's prompt_cache_key for a provider that takes it, when the client set none (caching/marks.ts).
+  const cacheKey = promptCacheKeyFor(run);
+  if (cacheKey !== undefined && (edited ?? body).prompt_cache_key !== cacheKey) edited = { ...(edited ?? body), prompt_cache_key: cacheKey };
   const out = edited ? json(inBody ? { ...edited, model } : edited) : inBody ? withModel(raw, body, model) : raw;
   const headers = providerHeaders(p.id, req.headers, route.providerKey);
   headers['content-length'] = String(out.length);

@@ -8,6 +8,7 @@ import { sendJsonText, SSE_HEADERS } from '../http/send.js';
 import { irUsageToTokens } from '../observe/events.js';
 import { createIrRelay } from '../relay/ir-relay.js';
 import { createRelaySink } from '../relay/stream-relay.js';
+import { breakpointsFor, promptCacheKeyFor } from '../caching/marks.js';
 import type { OpenStream } from '../relay/upstream-call.js';
 import { sendAnswerAsStream, wholeAnswerFor } from './answer-stream.js';
 import { clientOf, loadedClient } from './clients.js';
@@ -23,7 +24,11 @@ export async function translateThrough(run: DoorRun): Promise<Attempt> {
   const wholeAnswer = wholeAnswerFor(run);
   // The door's module reads the stream flag from the body (Gemini's URL says it: the call does).
   const ir = client.parseRequest(run.call.stream === undefined ? run.body : { ...run.body, stream: run.stream }, target);
-  const call = upstream.buildRequest(wholeAnswer ? { ...ir, stream: false } : ir, target);
+  // What keeps the provider's prompt cache warm for this client (caching/marks.ts).
+  const cacheKey = promptCacheKeyFor(run);
+  if (cacheKey !== undefined) ir.promptCacheKey = cacheKey;
+  const breakpoints = breakpointsFor(run);
+  const call = upstream.buildRequest(wholeAnswer ? { ...ir, stream: false } : ir, breakpoints ? { ...target, cache: breakpoints } : target);
   const stream = run.stream && !wholeAnswer;
   // A model shown on another provider's door is `provider/<its id>`; on its own protocol's door
   // (a request translated only for a quirk) the provider's own id, as its fast path shows it.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { FILES, ensureStateDir } from './paths.js';
 import { readJsonSync } from './atomic.js';
 import { parseRouting, type ParsedRouting } from '../routing/settings.js';
+import { parseCache, registryNames, type ParsedCache } from '../caching/settings.js';
 
 /**
  * config.json, as the CLI and the daemon read it. Its routing part:
@@ -21,7 +22,8 @@ import { parseRouting, type ParsedRouting } from '../routing/settings.js';
  *   }
  *
  * An alias is one target or a list tried in order; `fallbacks` gives any name a client sends the
- * targets tried after it. routing/settings.ts parses and checks both (parseRouting).
+ * targets tried after it. routing/settings.ts parses and checks both (parseRouting). The `cache`
+ * section (the gateway's prompt-cache marks) is parsed by caching/settings.ts (parseCache).
  */
 export interface GatewayConfig {
   /** alias → its first `provider/model` (what resolveModel takes; a list alias's later targets are in `routing`). */
@@ -32,6 +34,8 @@ export interface GatewayConfig {
   fallbacks: Record<string, string[]>;
   /** The `routing` section parsed (with the aliases' lists as routes), and its problems. */
   routing: ParsedRouting;
+  /** The `cache` section parsed (the gateway's prompt-cache marks, caching/settings.ts), and its problems. */
+  cache: ParsedCache;
   bodyLimitBytes: number;
   upstreamTimeoutSeconds: number;
   lastChatModel?: string;
@@ -97,6 +101,7 @@ export function readConfig(dir: string): GatewayConfig {
     aliasTargets,
     fallbacks,
     routing: parseRouting(obj, names),
+    cache: parseCache(obj.cache, registryNames([...BUILTIN_PROVIDERS, ...configured.providers])),
     providers: configured.stored,
     providerDescriptors: configured.providers,
     problems: configured.problems,
@@ -128,6 +133,8 @@ type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTime
   aliases?: Record<string, string | string[]>;
   /** Checked by parseRouting, not by the schema: a hand-edited mistake there must not block every other write. */
   routing?: Record<string, unknown>;
+  /** Checked by parseCache, likewise. */
+  cache?: Record<string, unknown>;
 };
 
 async function openConfStore(dir: string) {
@@ -151,6 +158,7 @@ async function openConfStore(dir: string) {
           },
         },
         routing: { type: 'object' },
+        cache: { type: 'object' },
         providers: { type: 'object', additionalProperties: { type: 'object' } },
         bodyLimitBytes: { type: 'integer', minimum: 1 },
         upstreamTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },

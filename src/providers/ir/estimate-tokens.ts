@@ -4,7 +4,8 @@
 // sizes the gateway does not decode. Answers carrying it say so (x-gateway-token-count: estimate).
 import type { Request } from './types.js';
 
-const CHARS_PER_TOKEN = 4;
+/** Characters of text per token: OpenAI's rule of thumb for English (Claude's tokenizer makes more tokens of the same text). */
+export const CHARS_PER_TOKEN = 4;
 const MEDIA_TOKENS = 1_500;
 
 export function estimateInputTokens(req: Request): number {

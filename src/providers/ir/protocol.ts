@@ -4,7 +4,7 @@
 // Implementations are pure: no I/O, no clock (times and ids come in through the contexts).
 import type { SseEvent, UpstreamCall } from '../types.js';
 import type { QuirkProfile } from '../quirks.js';
-import type { ProviderError, Request, Response, StreamEvent, Usage } from './types.js';
+import type { CacheTtl, ProviderError, Request, Response, StreamEvent, Usage } from './types.js';
 
 export type ProtocolId = 'openai-chat' | 'anthropic' | 'gemini' | 'openai-responses';
 
@@ -27,6 +27,12 @@ export interface Target {
    * builder and readers. Absent: OpenAI's own behaviour.
    */
   quirks?: QuirkProfile;
+  /**
+   * Prompt-cache breakpoints the Anthropic builder places itself, for a client that could not mark
+   * them (anthropic/provider/cache-breakpoints.ts): the fewest tokens a marked prefix must reach,
+   * and the TTL. Absent: only the client's own marks are sent.
+   */
+  cache?: { minTokens: number; ttl: CacheTtl };
 }
 
 export interface RenderContext {

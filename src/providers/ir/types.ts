@@ -18,8 +18,11 @@ export interface ProviderState {
   data: Record<string, string>;
 }
 
-/** A prompt-cache breakpoint the client asked for (Anthropic `cache_control`). */
-export interface CacheHint { type: 'ephemeral'; ttl?: string }
+/** How long a prompt-cache entry lives after its last use (Anthropic's two; absent is 5 minutes). */
+export type CacheTtl = '5m' | '1h';
+
+/** A prompt-cache breakpoint the client asked for (Anthropic `cache_control`, and the same on Chat content parts). */
+export interface CacheHint { type: 'ephemeral'; ttl?: CacheTtl }
 
 // ---- content parts ----------------------------------------------------------------------------
 
@@ -130,6 +133,12 @@ export interface Request {
   reasoning?: ReasoningSettings;
   /** An opaque end-user id (OpenAI `user`/`safety_identifier`, Anthropic `metadata.user_id`). */
   user?: string;
+  /**
+   * OpenAI's `prompt_cache_key`: requests naming the same key are kept on the same prompt cache.
+   * Set by the gateway for a provider that takes it (the client's own, or one derived from the
+   * session the client names); builders whose protocol has the field send it.
+   */
+  promptCacheKey?: string;
   stream: boolean;
   /** Sampling knobs only some protocols have; a builder that has no place for one refuses or ignores it. */
   candidates?: number;

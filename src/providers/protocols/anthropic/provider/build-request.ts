@@ -1,6 +1,7 @@
 // IR request → an Anthropic Messages call (provider-reference.md §2.1–2.5, §4.1–4.3). Turns and
 // content in build-messages.ts, tools in build-tools.ts; here the system prompt, limits, sampling,
-// output format and reasoning settings.
+// output format and reasoning settings; the gateway's own cache breakpoints, when the target asks
+// for them, in cache-breakpoints.ts.
 import type { Target } from '../../../ir/protocol.js';
 import type { Effort, ReasoningSettings, Request } from '../../../ir/types.js';
 import { TranslationError, type UpstreamCall } from '../../../types.js';
@@ -9,6 +10,7 @@ import { defaultMaxTokens } from '../max-tokens.js';
 import { fixedSampling } from '../sampling.js';
 import { textBlocks, type Block } from './build-content.js';
 import { toAnthropicMessages } from './build-messages.js';
+import { placeCacheBreakpoints } from './cache-breakpoints.js';
 import { toAnthropicTools } from './build-tools.js';
 import { toAnthropicOutputSchema } from './output-schema.js';
 import { jsonSchemaInstruction } from '../../../shared/json-instruction.js';
@@ -58,6 +60,7 @@ export function buildAnthropicRequest(req: Request, target: Target): UpstreamCal
   if (Object.keys(outputConfig).length > 0) body.output_config = outputConfig;
   if (req.user !== undefined && req.user !== '') body.metadata = { user_id: req.user };
   if (req.stream) body.stream = true;
+  if (target.cache !== undefined) placeCacheBreakpoints(body, target.cache);
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } };
 }
 

@@ -2,7 +2,9 @@
 // as base64 (from data URLs) or URL sources; `input_audio` as an inline document. Whether the
 // target provider takes a media type is its builder's call (it names the field through `param`);
 // what no provider behind this door can take (OpenAI file ids, unknown part types) is refused here.
-import type { DocumentPart, ImagePart, TextPart, UserPart } from '../../../ir/types.js';
+// A part may carry Anthropic's `cache_control` (the convention OpenRouter and the AI SDK use): it
+// becomes the part's cache hint, which the Anthropic builder sends and the others leave out.
+import type { CacheHint, DocumentPart, ImagePart, TextPart, UserPart } from '../../../ir/types.js';
 import { TranslationError } from '../../../types.js';
 import { isHttpUrl, parseDataUrl } from '../../../shared/data-url.js';
 import { asRecord, asString } from '../../../shared/lenient-json.js';
@@ -10,16 +12,16 @@ import { KNOWN_EXTENSIONS, mimeFromFileName } from '../../../shared/media-types.
 
 const AUDIO_MIME: Readonly<Record<string, string>> = { wav: 'audio/wav', mp3: 'audio/mp3' };
 
-/** A string or `text` parts (validated upstream): system, developer, assistant and tool content. */
-export function textParts(content: unknown): TextPart[] {
+/** A string or `text` parts (validated upstream): system, developer, assistant and tool content; `param` names it. */
+export function textParts(content: unknown, param: string): TextPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
   const out: TextPart[] = [];
-  for (const part of content) {
+  content.forEach((part, j) => {
     const p = asRecord(part);
     const text = p.type === 'text' ? asString(p.text) : p.type === 'refusal' ? asString(p.refusal) : undefined;
-    if (text !== undefined) out.push({ type: 'text', text });
-  }
+    if (text !== undefined) out.push(withCache<TextPart>({ type: 'text', text }, p, `${param}[${j}]`));
+  });
   return out;
 }
 
@@ -27,7 +29,10 @@ export function textParts(content: unknown): TextPart[] {
 export function userParts(content: unknown, param: string, provider: string): UserPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
-  return content.map((part, j) => userPart(asRecord(part), `${param}[${j}]`, provider));
+  return content.map((part, j) => {
+    const p = asRecord(part);
+    return withCache(userPart(p, `${param}[${j}]`, provider), p, `${param}[${j}]`);
+  });
 }
 
 function userPart(part: Record<string, unknown>, param: string, provider: string): UserPart {
@@ -43,6 +48,18 @@ function userPart(part: Record<string, unknown>, param: string, provider: string
     default:
       throw new TranslationError(`Content part type ${JSON.stringify(part.type)} is not supported for ${provider} models.`, `${param}.type`);
   }
+}
+
+/** The part with the client's `cache_control` as its cache hint; a malformed one is refused naming it. */
+function withCache<P extends { cache?: CacheHint }>(out: P, part: Record<string, unknown>, param: string): P {
+  const cc = part.cache_control;
+  if (cc === undefined || cc === null) return out;
+  const o = asRecord(cc);
+  if (o.type !== 'ephemeral' || (o.ttl !== undefined && o.ttl !== '5m' && o.ttl !== '1h')) {
+    throw new TranslationError(`${param}.cache_control must be {"type": "ephemeral"} with an optional "ttl" of "5m" or "1h".`, `${param}.cache_control`);
+  }
+  out.cache = o.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: o.ttl };
+  return out;
 }
 
 function imagePart(image: Record<string, unknown>, param: string): ImagePart {

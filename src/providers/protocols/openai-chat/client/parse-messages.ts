@@ -20,7 +20,7 @@ export function parseMessages(messages: readonly ChatMessage[], provider: string
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(...textParts(message.content));
+        system.push(...textParts(message.content, `${param}.content`));
         break;
       case 'user':
         out.push({ role: 'user', parts: userParts(message.content, `${param}.content`, provider) });
@@ -43,7 +43,7 @@ export function parseMessages(messages: readonly ChatMessage[], provider: string
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 
 function assistantParts(message: AssistantMessage, param: string, calls: Map<string, CallRef>): AssistantPart[] {
-  const parts: AssistantPart[] = textParts(message.content);
+  const parts: AssistantPart[] = textParts(message.content, `${param}.content`);
   // A refusal stands in for the text when the message has none (Chat keeps it in its own field).
   const refusal = asString(message.refusal);
   if (refusal !== undefined && refusal !== '' && !parts.some((p) => p.type === 'text' && p.text !== '')) parts.push({ type: 'text', text: refusal });
@@ -64,7 +64,7 @@ type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 function toolResult(message: ToolMessage, param: string, calls: Map<string, CallRef>): ToolResultPart {
   const ref = calls.get(message.tool_call_id);
   const callId = ref?.id ?? readToolCallId(message.tool_call_id).id;
-  const part: ToolResultPart = { type: 'tool-result', callId, content: textParts(message.content), param: `${param}.tool_call_id` };
+  const part: ToolResultPart = { type: 'tool-result', callId, content: textParts(message.content, `${param}.content`), param: `${param}.tool_call_id` };
   if (ref !== undefined) part.name = ref.name;
   if (typeof message.content === 'string') part.plain = true;
   return part;

@@ -123,6 +123,7 @@ export function buildChatRequest(req: Request, target: Target): UpstreamCall {
   const r = req.reasoning;
   if (r && r.enabled !== false && r.effort !== undefined) body.reasoning_effort = EFFORT[r.effort];
   if (req.user !== undefined) body.user = req.user;
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   if (req.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true }; // the gateway accounts every stream

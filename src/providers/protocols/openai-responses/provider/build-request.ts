@@ -82,6 +82,7 @@ export function buildResponsesRequest(req: Request, target: Target): UpstreamCal
   // Also when this provider's reasoning is given back (a reasoning model, with the client's own defaults).
   if (reasoningOn(r) || input.some((item) => item.type === 'reasoning')) body.include = ['reasoning.encrypted_content'];
   if (req.user !== undefined && req.user !== '') body.safety_identifier = req.user;
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   if (req.stream) body.stream = true;
   return { path: '/v1/responses', body };
 }
