@@ -5,7 +5,7 @@
 import type { ProtocolId } from '../../providers/ir/protocol.js';
 import { findProvider, maxOutputTokens, upstreamProtocol } from '../../providers/registry.js';
 import { defaultMaxTokens } from '../../providers/protocols/anthropic/max-tokens.js';
-import { findPrice, inPeak, type PriceTable, type TierPrice } from '../observe/usage/prices.js';
+import { CACHE_WRITE_1H_MULTIPLE, CACHE_WRITE_5M_MULTIPLE, findPrice, inPeak, type PriceTable, type TierPrice } from '../observe/usage/prices.js';
 
 /** The most a model whose output cap the gateway does not know is assumed to write. */
 export const UNKNOWN_OUTPUT_CAP = 128_000;
@@ -49,9 +49,10 @@ export interface WorstCase {
   usd: number | undefined;
 }
 
-/** The dearest rate an input token can be billed at: a 1-hour cache write costs twice the input price at Anthropic. */
+/** The dearest rate an input token can be billed at: at Anthropic, a cache write (a 1-hour one costs twice the input price). */
 function dearestInputRate(tier: TierPrice, anthropic: boolean): number {
-  return Math.max(tier.input, tier.cachedInput ?? 0, tier.cacheWrite ?? 0, anthropic ? tier.input * 2 : 0);
+  const writes = anthropic ? Math.max(tier.cacheWrite ?? tier.input * CACHE_WRITE_5M_MULTIPLE, tier.cacheWrite1h ?? tier.input * CACHE_WRITE_1H_MULTIPLE) : 0;
+  return Math.max(tier.input, tier.cachedInput ?? 0, tier.cacheWrite ?? 0, writes);
 }
 
 /** The worst case of a request on one target: its output cap there, and that at the target's prices. */
