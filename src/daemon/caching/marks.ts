@@ -32,6 +32,8 @@ export function breakpointsFor(run: DoorRun): Target['cache'] {
  */
 export function promptCacheKeyFor(run: DoorRun): string | undefined {
   const { route } = run;
+  // A field of OpenAI's two protocols only (and the Gemini door's fast path has not read its body).
+  if (route.protocol !== 'openai-chat' && route.protocol !== 'openai-responses') return undefined;
   const s = run.ctx.settings.cache ?? DEFAULT_CACHE;
   const own = s.providers[route.p.id]?.promptCacheKey;
   if (route.p.promptCacheKey !== true && own !== true) return undefined;
