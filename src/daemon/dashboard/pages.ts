@@ -41,7 +41,7 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
       const stats = new Map<string, UsageGroup>();
       if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key')) stats.set(g.group, g);
       const hints = recorder ? [...new Set([...recorder.prices.models.keys()].map((k) => bareModel(k)))].sort() : [];
-      body = keysPage({ keys: listKeys(deps, now), stats, now, baseUrl: origin, modelHints: hints });
+      body = keysPage({ keys: await listKeys(deps, now), stats, now, baseUrl: origin, modelHints: hints });
       break;
     }
     case 'providers':
