@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboardGateway, type DashboardGateway } from './harness.js';
 import type { LiveEvent } from '../../src/daemon/observe/usage/recorder.js';
+import { SCHEMA_VERSION } from '../../src/daemon/observe/usage/schema.js';
 
 let gw: DashboardGateway;
 let auth: Record<string, string>;
@@ -155,7 +156,7 @@ describe('/admin/usage', () => {
     const filters = await gw.raw('GET', '/admin/usage/filters?since=1d', { headers: auth });
     expect(filters.json.models).toContain('gpt-5.4');
     const st = await gw.raw('GET', '/admin/usage/status', { headers: auth });
-    expect(st.json).toMatchObject({ schemaVersion: 5, latestSchemaVersion: 5, prices: { overrides: 1 } });
+    expect(st.json).toMatchObject({ schemaVersion: SCHEMA_VERSION, latestSchemaVersion: SCHEMA_VERSION, prices: { overrides: 1 } });
     const prices = await gw.raw('GET', '/admin/prices', { headers: auth });
     expect(prices.json.models['openai/gpt-5.4']).toEqual({ input: 2, output: 10 });
     expect(prices.json.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);

@@ -39,7 +39,8 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
   switch (id) {
     case 'keys': {
       const stats = new Map<string, UsageGroup>();
-      if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key')) stats.set(g.group, g);
+      // Per key id: each session key of chat or run is a row of this page too.
+      if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key', true)) stats.set(g.group, g);
       const hints = recorder ? [...new Set([...recorder.prices.models.keys()].map((k) => bareModel(k)))].sort() : [];
       body = keysPage({ keys: await listKeys(deps, now), stats, now, baseUrl: origin, modelHints: hints });
       break;

@@ -5,6 +5,7 @@
 import type { Database } from '../../store/sqlite.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
+import { LIMIT_KINDS, type LimitKind } from '../../limits/limits.js';
 
 /** `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label) that served. */
 export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day';
@@ -120,22 +121,39 @@ export function usageCombos(db: Database, r: Range): Combo[] {
     .all(...src.args) as unknown as Combo[];
 }
 
-/** A combo's group and what to show for it. */
-function groupOf(c: Combo, by: Exclude<GroupBy, 'day'>): [string, string] {
+/**
+ * The purpose of a session key `chat` or `run` gave itself (named `<purpose>.<its id>`, see
+ * KeyStore.createSession), from its usage row; undefined for any other key. Each session has a
+ * key of its own, so counted apart they would bury the keys a user made under one row per chat.
+ */
+export function sessionPurpose(keyId: string, keyName: string): string | undefined {
+  const m = /^(chat|run)\.([0-9a-f]+)$/.exec(keyName);
+  return m && m[2] === keyId ? m[1] : undefined;
+}
+
+/** A combo's group and what to show for it; `sessionsApart` keeps each session key a group of its own. */
+function groupOf(c: Combo, by: Exclude<GroupBy, 'day'>, sessionsApart: boolean): [string, string] {
   switch (by) {
     case 'model': { const m = `${c.provider}/${c.model || '(unknown)'}`; return [m, m]; }
-    case 'key': return [String(c.key_id), String(c.key_name)];
+    case 'key': {
+      const purpose = sessionsApart ? undefined : sessionPurpose(String(c.key_id), String(c.key_name));
+      if (purpose) { const g = `${purpose} (sessions)`; return [g, g]; }
+      return [String(c.key_id), String(c.key_name)];
+    }
     case 'provider': return [c.provider, c.provider];
     case 'provider-key': return c.key_label ? [`${c.provider}#${c.key_label}`, `${c.provider}#${c.key_label}`] : [c.provider, `${c.provider} (no pool)`];
     default: { const never: never = by; return never; }
   }
 }
 
-/** Groups combos by model, key, provider or provider key. */
-export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'>): UsageGroup[] {
+/**
+ * Groups combos by model, key, provider or provider key. By key, the session keys of `chat` and
+ * of `run` are summed into one row each (`chat (sessions)`), unless `sessionsApart`.
+ */
+export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'>, sessionsApart = false): UsageGroup[] {
   const groups = new Map<string, { label: string; sums: RawSums }>();
   for (const c of combos) {
-    const [group, label] = groupOf(c, by);
+    const [group, label] = groupOf(c, by, sessionsApart);
     let g = groups.get(group);
     if (!g) { g = { label, sums: zeroSums() }; groups.set(group, g); }
     addSums(g.sums, c);
@@ -144,12 +162,31 @@ export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day'
   return [...groups.entries()].map(([group, g]) => ({ group, label: g.label, ...totalsOf(g.sums) })).sort(byCost);
 }
 
-export function usageGroups(db: Database, r: Range, by: GroupBy): UsageGroup[] {
-  if (by !== 'day') return groupCombos(usageCombos(db, r), by);
+export function usageGroups(db: Database, r: Range, by: GroupBy, sessionsApart = false): UsageGroup[] {
+  if (by !== 'day') return groupCombos(usageCombos(db, r), by, sessionsApart);
   const { from, to } = hourRange(r.since, r.until);
   const rows = db.prepare(`SELECT ${LOCAL_DAY} AS day, ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ? GROUP BY day ORDER BY day`)
     .all(from, to) as unknown as Array<RawSums & { day: string }>;
   return rows.map((s) => ({ group: s.day, label: s.day, ...totalsOf(s) }));
+}
+
+/** Requests a key's own limit refused, per limit, and those refused for a model without a price (a key with a budget). */
+export interface Refusals extends Record<LimitKind, number> { unpricedModel: number }
+
+/**
+ * Refusals in the range, from the recorded requests (kept `retentionDays`, so a range reaching
+ * further back counts only what is still kept).
+ */
+export function refusalCounts(db: Database, r: Range): Refusals {
+  const out: Refusals = { budget: 0, rpm: 0, tpm: 0, concurrency: 0, unpricedModel: 0 };
+  const rows = db.prepare(`SELECT limit_kind AS kind, error_code AS code, COUNT(*) AS n FROM requests
+    WHERE started_at >= ? AND started_at < ? AND (limit_kind IS NOT NULL OR error_code = 'model_unpriced') GROUP BY 1, 2`)
+    .all(hourRange(r.since, r.until).from, r.until + 1) as unknown as Array<{ kind: string | null; code: string | null; n: number }>;
+  for (const row of rows) {
+    if (row.kind !== null && (LIMIT_KINDS as readonly string[]).includes(row.kind)) out[row.kind as LimitKind] += Number(row.n);
+    else if (row.code === 'model_unpriced') out.unpricedModel += Number(row.n);
+  }
+  return out;
 }
 
 export interface SeriesPoint {
@@ -234,6 +271,7 @@ interface DbRequest {
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
   reasoning_tokens: number | null; cost: number | null; route: string | null; waited_ms: number | null; key_label: string | null;
+  limit_kind: string | null;
 }
 
 function fromDb(r: DbRequest): StoredRequest {
@@ -244,7 +282,7 @@ function fromDb(r: DbRequest): StoredRequest {
     errorMessage: r.error_message, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms, requestBytes: r.request_bytes,
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
     cacheWriteTokens: r.cache_write_tokens, reasoningTokens: r.reasoning_tokens, cost: r.cost,
-    route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
+    route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label, limit: (r.limit_kind ?? null) as LimitKind | null,
   };
 }
 
