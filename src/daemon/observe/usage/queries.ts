@@ -322,3 +322,10 @@ export function filterOptions(db: Database, r: Range, combos: readonly Combo[] =
     models: [...new Set(combos.map((c) => c.model).filter(Boolean))].sort(),
   };
 }
+
+/** One key's cost per hour in [from, to), hour start → USD, from the hourly rollups (every model and provider summed). */
+export function keyCostByHour(db: Database, keyId: string, from: number, to: number): Map<number, number> {
+  const rows = db.prepare('SELECT hour, SUM(cost) AS cost FROM hourly WHERE key_id = ? AND hour >= ? AND hour < ? GROUP BY hour')
+    .all(keyId, from, to) as unknown as Array<{ hour: number; cost: number }>;
+  return new Map(rows.map((r) => [Number(r.hour), Number(r.cost)]));
+}
