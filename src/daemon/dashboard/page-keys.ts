@@ -6,7 +6,7 @@ import { fmtAgo, fmtCompact, fmtDateTime, fmtUsd } from './format.js';
 import type { KeyView } from './keys-api.js';
 import type { UsageGroup } from '../observe/usage/queries.js';
 import { describeLimits, formatBudget, usd } from '../limits/limits.js';
-import { budgetText, describeStanding, resetText } from '../limits/standing-view.js';
+import { budgetText, describeStanding, PERIOD_WORDS, resetText } from '../limits/standing-view.js';
 import { meter, timeChart } from './charts.js';
 import type { SpendSeries } from './budget-chart.js';
 
@@ -18,8 +18,6 @@ function expiry(k: KeyView, now: number): Html {
   const days = Math.round((t - now) / 86_400_000);
   return html`<span title="${k.expiresAt}">${fmtDateTime(t)}</span>${t > now ? html`<div class="muted small">in ${days >= 1 ? `${days} d` : `${Math.max(1, Math.round((t - now) / 3_600_000))} h`}</div>` : ''}`;
 }
-
-const PERIOD_WORDS = { day: 'today', week: 'this week', month: 'this month', total: 'in total' } as const;
 
 /** A budget's spend as a bar and `$1.20 of $5.00 today`, with when it resets; the other limits on a line below. */
 function limitsCell(k: KeyView): Html {

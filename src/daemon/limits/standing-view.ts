@@ -36,7 +36,8 @@ export function standingView(s: Standing): StandingView {
   return out;
 }
 
-const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'today', week: 'this week', month: 'this month', total: 'in total' };
+/** How a budget's current period reads after an amount: `$1.20 of $5.00 today`. */
+export const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'today', week: 'this week', month: 'this month', total: 'in total' };
 
 /** `Nov 28 00:00 UTC`: when a period resets, on the clock of the zone the budget follows. */
 export function resetText(iso: string, tz = 'UTC'): string {
