@@ -15,7 +15,11 @@
     let data = null;
     try { data = await res.json(); } catch { /* 204 or not JSON */ }
     if (res.status === 401) { location.href = '/dashboard/signed-out'; throw new Error('signed out'); }
-    if (!res.ok) throw new Error(data?.error?.message ?? `HTTP ${res.status}`);
+    if (!res.ok) {
+      const err = new Error(data?.error?.message ?? `HTTP ${res.status}`);
+      err.field = data?.error?.field; // the request field that was wrong, when the API names one
+      throw err;
+    }
     return data;
   }
 
@@ -39,6 +43,7 @@
   function clearError(scope) {
     const el = $('.form-error', scope);
     if (el) el.hidden = true;
+    for (const input of $$('[aria-invalid]', scope)) input.removeAttribute('aria-invalid');
   }
 
   function el(tag, props = {}, ...children) {
@@ -139,7 +144,13 @@
         submit.disabled = true;
         try {
           const models = String(data.get('models') ?? '').split(',').map((m) => m.trim()).filter(Boolean);
-          const res = await api('POST', '/admin/keys', { name: String(data.get('name') ?? '').trim(), expires: String(data.get('expires') ?? ''), models });
+          const body = { name: String(data.get('name') ?? '').trim(), expires: String(data.get('expires') ?? ''), models };
+          // Limits left blank are not set; the API checks the others and names a wrong one.
+          for (const f of ['budget', 'rpm', 'tpm', 'concurrency', 'tz']) {
+            const v = String(data.get(f) ?? '').trim();
+            if (v !== '') body[f] = v;
+          }
+          const res = await api('POST', '/admin/keys', body);
           const base = $('#keys-card')?.getAttribute('data-base-url') ?? location.origin;
           $('#new-key').value = res.key;
           $('#new-key-snippet').textContent = `export OPENAI_BASE_URL=${base}/v1\nexport OPENAI_API_KEY=${res.key}`;
@@ -148,6 +159,8 @@
           $('#created-key [data-copy]')?.focus();
         } catch (err) {
           showError(form, err.message);
+          const input = err.field ? $(`[name="${err.field}"]`, form) : null;
+          if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
         } finally {
           submit.disabled = false;
         }

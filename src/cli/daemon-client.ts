@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { KeyOrigin, PoolKeyReport } from '../daemon/access/provider-keys.js';
+import type { KeyView } from '../daemon/dashboard/keys-api.js';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
 import { gatewayCmd } from './invocation.js';
@@ -183,4 +184,18 @@ export async function reloadAndReport(dir: string): Promise<void> {
   const r = await reloadIfRunning(dir);
   if (r === 'reloaded') process.stderr.write('The running gateway reloaded.\n');
   else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}\n`);
+}
+
+/**
+ * What the running daemon counts of each key's limits (GET /admin/keys), by key id; or why it
+ * cannot say: the daemon is not running, or did not answer.
+ */
+export async function keyStandings(dir: string): Promise<{ standings: Map<string, KeyView['standing']> } | { unavailable: string }> {
+  if (!findDaemon(dir)) return { unavailable: 'daemon not running' };
+  try {
+    const { keys } = await adminRequest<{ keys: KeyView[] }>(dir, 'GET', 'keys');
+    return { standings: new Map(keys.map((k) => [k.id, k.standing])) };
+  } catch (e) {
+    return { unavailable: (e as Error).message };
+  }
 }

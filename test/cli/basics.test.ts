@@ -24,7 +24,9 @@ describe('help', () => {
     [['providers', 'set'], ['--stdin', '--insecure-storage', '<provider>']],
     [['providers', 'list'], ['--json']],
     [['providers', 'remove'], ['<provider>']],
-    [['keys', 'create'], ['--name', '--expires', '--models', '--json']],
+    [['keys', 'create'], ['--name', '--expires', '--models', '--budget', '--rpm', '--tpm', '--concurrency', '--tz', '--json']],
+    [['keys', 'set'], ['<id-or-name>', '--budget', '--no-budget', '--rpm', '--no-rpm', '--tpm', '--no-tpm', '--concurrency', '--no-concurrency', '--tz', '--no-tz']],
+    [['keys', 'show'], ['<id-or-name>', '--json']],
     [['keys', 'list'], ['--json']],
     [['keys', 'revoke'], ['<id-or-name>']],
     [['start'], ['--port', '--host', '--foreground', '--upstream-timeout']],
@@ -113,11 +115,11 @@ describe('keys', () => {
     expect(r.stderr).not.toContain(r.stdout.trim());
   });
 
-  it('create --json gives id, name, key, createdAt, expiresAt, models', async () => {
+  it('create --json gives id, name, key, createdAt, expiresAt, models, limits', async () => {
     const r = await cli(['keys', 'create', '--name', 'ci', '--expires', '30d', '--models', 'gpt-4o, claude-sonnet-4-5', '--json']);
     expect(r.code).toBe(0);
     jsonKey = JSON.parse(r.stdout);
-    expect(Object.keys(jsonKey).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'models', 'name']);
+    expect(Object.keys(jsonKey).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'limits', 'models', 'name']);
     expect(jsonKey.name).toBe('ci');
     expect(jsonKey.models).toEqual(['gpt-4o', 'claude-sonnet-4-5']);
     const days = (Date.parse(jsonKey.expiresAt!) - Date.parse(jsonKey.createdAt)) / 86_400_000;

@@ -1,11 +1,11 @@
 // The JSON admin API behind the dashboard, with the admin token: keys (create once, list, revoke
 // with immediate effect), providers (where from, test, store in keychain), usage and the live stream.
-import { SCHEMA_VERSION } from '../../src/daemon/observe/usage/schema.js';
 import { request } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboardGateway, type DashboardGateway } from './harness.js';
 import type { LiveEvent } from '../../src/daemon/observe/usage/recorder.js';
+import { SCHEMA_VERSION } from '../../src/daemon/observe/usage/schema.js';
 
 let gw: DashboardGateway;
 let auth: Record<string, string>;

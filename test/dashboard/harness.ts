@@ -59,7 +59,8 @@ export async function startDashboardGateway(opts: { env?: Record<string, string>
   daemon = await startDaemon({
     port: 0, stateDir: dir, secrets, mounts: [dashboard.mount],
     origins: { anthropic: anthropic.origin, openai: openai.origin, gemini: gemini.origin },
-    ...(opts.providers ? { settings: { providers: opts.providers } } : {}),
+    // Budgets are charged by the usage history's price list, as `gateway start` sets it up.
+    settings: { prices: history.prices, ...(opts.providers ? { providers: opts.providers } : {}) },
   });
   recorder = recordUsage(history, daemon.ctx.bus, () => {});
   storeBodies(history, recorder, daemon.ctx, () => {}); // only with usageConfig { logBodies: true }

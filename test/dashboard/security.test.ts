@@ -198,7 +198,7 @@ describe('the key list', () => {
       expect(text).not.toMatch(/sk-proxy-[A-Za-z0-9_-]{8}/);
       expect(text).not.toMatch(/[0-9a-f]{64}/);
     }
-    for (const k of list.json.keys) expect(Object.keys(k).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'models', 'name', 'revokedAt', 'status']);
+    for (const k of list.json.keys) expect(Object.keys(k).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'limits', 'models', 'name', 'revokedAt', 'standing', 'status']);
   });
 });
 

@@ -1,27 +1,57 @@
-// `gateway keys create|list|revoke`: local sk-proxy- keys. A new key is printed once, alone on
-// stdout; afterwards only its id, name and metadata exist (the store keeps a SHA-256 hash).
+// `gateway keys create|set|show|list|revoke`: local sk-proxy- keys. A new key is printed once,
+// alone on stdout; afterwards only its id, name and metadata exist (the store keeps a SHA-256
+// hash). Limits are written to keys.json like the rest; what a key used of them is the running
+// daemon's to count, so `show` and `list` ask it (GET /admin/keys).
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { KeyStore, keyStatus, parseExpiry, type KeyRecord } from '../../daemon/store/keys.js';
 import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
 import { readJsonSync } from '../../daemon/store/atomic.js';
+import { describeLimits, LimitInputError, type KeyLimits, type LimitsPatch } from '../../daemon/limits/limits.js';
+import { isEmptyPatch, limitsPatchOf, patchedLimits } from '../../daemon/limits/limits-input.js';
+import { budgetText, describeStanding, type StandingView } from '../../daemon/limits/standing-view.js';
 import { CliError, cliStateDir, note, out, printJson, shortDate, table } from '../common.js';
-import { reloadAndReport } from '../daemon-client.js';
+import { keyStandings, reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
+
+/** The limit flags `create` and `set` share (`set` adds a --no-… for each). */
+const LIMIT_FLAGS = [
+  ['budget', '<amount>', 'a spend ceiling in USD: 5/day, 20/week, 100/month, or 50 (a total that never resets)'],
+  ['rpm', '<n>', 'requests a minute (a sliding minute)'],
+  ['tpm', '<n>', 'tokens a minute, input and output (a sliding minute)'],
+  ['concurrency', '<n>', 'requests in flight at once'],
+  ['tz', '<zone>', "the IANA time zone the budget's day, week and month follow (default UTC)"],
+] as const;
+
+type LimitOpts = { [K in (typeof LIMIT_FLAGS)[number][0]]?: string | false };
 
 export function registerKeys(program: Command): void {
   const cmd = program.command('keys').description('create, list and revoke the local sk-proxy- keys clients use');
 
-  cmd.command('create')
+  const create = cmd.command('create')
     .description(`create a proxy key; prints it once, alone on stdout (KEY=$(${gatewayCmd('keys create')})), details on stderr`)
     .option('--name <name>', 'a name to find and revoke it by (letters, digits, . _ -); default key-<id>')
     .option('--expires <when>', 'expiry: a duration like 30d, 12h, 45m, 2w, or an ISO date; default never')
-    .option('--models <list>', 'comma-separated models this key may use (e.g. claude-sonnet-4-5,gpt-4o); default all')
-    .option('--json', 'print {id,name,key,createdAt,expiresAt,models} instead')
+    .option('--models <list>', 'comma-separated models this key may use (e.g. claude-sonnet-4-5,gpt-4o); default all');
+  for (const [flag, arg, help] of LIMIT_FLAGS) create.option(`--${flag} ${arg}`, help);
+  create.option('--json', 'print {id,name,key,createdAt,expiresAt,models,limits} instead')
     .action((opts: CreateOpts) => createKey(opts));
 
+  const set = cmd.command('set')
+    .description('change a key\'s limits; a running gateway holds the key to them from its next request')
+    .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`);
+  for (const [flag, arg, help] of LIMIT_FLAGS) set.option(`--${flag} ${arg}`, help).option(`--no-${flag}`, `remove the key's ${flag === 'tz' ? 'time zone (back to UTC)' : flag === 'budget' ? 'budget' : `${flag} limit`}`);
+  set.addHelpText('after', `\nExample: ${gatewayCmd('keys set ci --budget 10/week --no-rpm')}`)
+    .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts));
+
+  cmd.command('show')
+    .description('show one key: its metadata, its limits and, from the running gateway, what it used and has left of them')
+    .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
+    .option('--json', 'machine-readable output')
+    .action((idOrName: string, opts: { json?: boolean }) => showKey(idOrName, opts));
+
   cmd.command('list')
-    .description('list proxy keys: id, name, created, last used, expiry, models, status (never the key or its hash)')
+    .description('list proxy keys: id, name, created, last used, expiry, models, status, limits (never the key or its hash)')
     .option('--json', 'machine-readable output')
     .action((opts: { json?: boolean }) => listKeys(opts));
 
@@ -31,7 +61,24 @@ export function registerKeys(program: Command): void {
     .action((idOrName: string) => revokeKey(idOrName));
 }
 
-interface CreateOpts { name?: string; expires?: string; models?: string; json?: boolean }
+interface CreateOpts extends LimitOpts { name?: string; expires?: string; models?: string; json?: boolean }
+
+/** A limit value the user wrote that cannot be used, as a usage error naming its flag. */
+function flagError(e: unknown): never {
+  if (!(e instanceof LimitInputError)) throw e;
+  // The message starts with the field's name ("rpm must be…"): it becomes the flag's.
+  const message = e.message.startsWith(e.field) ? `--${e.message}` : `--${e.field}: ${e.message}`;
+  throw new CliError(message, 2);
+}
+
+/** The limits flags given (a --no-… is false), as a patch; throws a CliError naming the flag. */
+function limitsPatch(opts: LimitOpts): LimitsPatch {
+  try { return limitsPatchOf(opts); } catch (e) { return flagError(e); }
+}
+
+function checkedLimits(current: KeyLimits | undefined, patch: LimitsPatch): KeyLimits | undefined {
+  try { return patchedLimits(current, patch); } catch (e) { return flagError(e); }
+}
 
 function parseModels(text: string | undefined): string[] | null {
   if (text === undefined) return null;
@@ -50,21 +97,38 @@ async function createKey(opts: CreateOpts): Promise<void> {
     throw new CliError((e as Error).message);
   }
   const models = parseModels(opts.models);
+  const limits = checkedLimits(undefined, limitsPatch(opts));
   const dir = ensureStateDir(cliStateDir());
   let created: { key: string; record: KeyRecord };
   try {
-    created = new KeyStore(dir).create({ name: opts.name, expiresAt, models });
+    created = new KeyStore(dir).create({ name: opts.name, expiresAt, models, ...(limits ? { limits } : {}) });
   } catch (e) {
     throw new CliError((e as Error).message);
   }
   const { key, record } = created;
   if (opts.json) {
-    printJson({ id: record.id, name: record.name, key, createdAt: record.createdAt, expiresAt: record.expiresAt, models: record.models });
+    printJson({ id: record.id, name: record.name, key, createdAt: record.createdAt, expiresAt: record.expiresAt, models: record.models, limits: record.limits ?? null });
   } else {
     out(key);
-    note(`Created key ${record.id} (name "${record.name}")${record.expiresAt ? `, expires ${shortDate(record.expiresAt)}` : ''}${record.models ? `, models: ${record.models.join(', ')}` : ''}.`);
+    note(`Created key ${record.id} (name "${record.name}")${record.expiresAt ? `, expires ${shortDate(record.expiresAt)}` : ''}${record.models ? `, models: ${record.models.join(', ')}` : ''}${record.limits ? `, limits: ${describeLimits(record.limits)}` : ''}.`);
     note('It is shown only this once; store it now.');
   }
+  await reloadAndReport(dir);
+}
+
+async function setLimits(idOrName: string, opts: LimitOpts): Promise<void> {
+  const patch = limitsPatch(opts);
+  if (isEmptyPatch(patch)) {
+    throw new CliError(`nothing to change: give one or more of --budget, --rpm, --tpm, --concurrency, --tz (or --no-budget and the like to remove one); see ${gatewayCmd('keys set --help')}`, 2);
+  }
+  const dir = cliStateDir();
+  const store = new KeyStore(dir);
+  const before = store.find(idOrName);
+  if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
+  checkedLimits(before.limits, patch);
+  const rec = store.setLimits(before.id, patch);
+  out(`Key ${rec.id} ("${rec.name}") limits: ${describeLimits(rec.limits)}.`);
+  if (keyStatus(rec) !== 'active') note(`note: this key is ${keyStatus(rec)}; its limits matter only if it is used again.`);
   await reloadAndReport(dir);
 }
 
@@ -77,20 +141,40 @@ function readUsage(dir: string): Record<string, string> {
   }
 }
 
-async function listKeys(opts: { json?: boolean }): Promise<void> {
-  const dir = cliStateDir();
-  const keys = new KeyStore(dir).list();
-  const usage = readUsage(dir);
-  const rows = keys.map((k) => ({
+/** Every fact of a key that may be shown: never the key or its hash. */
+function keyFacts(k: KeyRecord, lastUsedAt: string | null, standing: StandingView | null) {
+  return {
     id: k.id,
     name: k.name,
     createdAt: k.createdAt,
-    lastUsedAt: usage[k.id] ?? null,
+    lastUsedAt,
     expiresAt: k.expiresAt,
     revokedAt: k.revokedAt,
     models: k.models,
     status: keyStatus(k),
-  }));
+    ...(k.session ? { session: true } : {}),
+    limits: k.limits ?? null,
+    standing,
+  };
+}
+
+/**
+ * What the running daemon counts of the keys' limits, when any of `keys` has limits (the daemon is
+ * not asked otherwise); `unavailable` says why there are no numbers.
+ */
+async function standingsFor(dir: string, keys: KeyRecord[]): Promise<{ of: (id: string) => StandingView | null; unavailable?: string }> {
+  if (!keys.some((k) => k.limits)) return { of: () => null };
+  const r = await keyStandings(dir);
+  if ('unavailable' in r) return { of: () => null, unavailable: r.unavailable };
+  return { of: (id) => r.standings.get(id) ?? null };
+}
+
+async function listKeys(opts: { json?: boolean }): Promise<void> {
+  const dir = cliStateDir();
+  const keys = new KeyStore(dir).list();
+  const usage = readUsage(dir);
+  const standings = await standingsFor(dir, keys);
+  const rows = keys.map((k) => keyFacts(k, usage[k.id] ?? null, standings.of(k.id)));
   if (opts.json) {
     printJson(rows);
     return;
@@ -99,11 +183,48 @@ async function listKeys(opts: { json?: boolean }): Promise<void> {
     out(`No proxy keys yet. Create one: ${gatewayCmd('keys create --name my-app')}`);
     return;
   }
-  const lines = [['ID', 'NAME', 'CREATED', 'LAST USED', 'EXPIRES', 'MODELS', 'STATUS']];
+  const lines = [['ID', 'NAME', 'CREATED', 'LAST USED', 'EXPIRES', 'MODELS', 'STATUS', 'LIMITS']];
   for (const r of rows) {
-    lines.push([r.id, r.name, shortDate(r.createdAt), r.lastUsedAt ? shortDate(r.lastUsedAt) : 'never', r.expiresAt ? shortDate(r.expiresAt) : 'never', r.models ? r.models.join(',') : 'all', r.status]);
+    const limits = r.limits ? (r.standing ? describeStanding(r.limits, r.standing) : describeLimits(r.limits)) : 'none';
+    lines.push([r.id, r.name, shortDate(r.createdAt), r.lastUsedAt ? shortDate(r.lastUsedAt) : 'never', r.expiresAt ? shortDate(r.expiresAt) : 'never', r.models ? r.models.join(',') : 'all', r.status, limits]);
   }
   for (const l of table(lines)) out(l);
+  if (standings.unavailable) note(`Used amounts of the limits are not shown: ${standings.unavailable}.`);
+}
+
+/** The lines of `keys show` about limits: each limit, what is used and left, or why that is not known. */
+function limitLines(limits: KeyLimits, standing: StandingView | null, unavailable: string | undefined): string[][] {
+  const used = (text: string | undefined) => (text === undefined ? ` (used: ${unavailable ?? 'unknown'})` : `: ${text}`);
+  const rows: string[][] = [];
+  const s = standing ?? {};
+  if (limits.budget) rows.push(['budget', `${describeLimits({ budget: limits.budget, ...(limits.tz ? { tz: limits.tz } : {}) })}${used(s.budget && budgetText(s.budget, limits.tz))}`]);
+  if (limits.rpm !== undefined) rows.push(['rpm', `${limits.rpm} requests a minute${used(s.rpm && `${s.rpm.used} in the last minute, ${s.rpm.left} left`)}`]);
+  if (limits.tpm !== undefined) rows.push(['tpm', `${limits.tpm} tokens a minute${used(s.tpm && `${s.tpm.used} in the last minute, ${s.tpm.left} left`)}`]);
+  if (limits.concurrency !== undefined) rows.push(['concurrency', `${limits.concurrency} requests at once${used(s.concurrency && `${s.concurrency.used} in flight`)}`]);
+  return rows;
+}
+
+async function showKey(idOrName: string, opts: { json?: boolean }): Promise<void> {
+  const dir = cliStateDir();
+  const k = new KeyStore(dir).find(idOrName);
+  if (!k) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
+  const standings = await standingsFor(dir, [k]);
+  const facts = keyFacts(k, readUsage(dir)[k.id] ?? null, standings.of(k.id));
+  if (opts.json) {
+    printJson(facts);
+    return;
+  }
+  const rows: string[][] = [
+    ['id', facts.id],
+    ['name', facts.name + (facts.session ? ' (a session key of chat or run)' : '')],
+    ['status', facts.status + (facts.revokedAt ? ` since ${shortDate(facts.revokedAt)}` : '')],
+    ['created', shortDate(facts.createdAt)],
+    ['last used', facts.lastUsedAt ? shortDate(facts.lastUsedAt) : 'never'],
+    ['expires', facts.expiresAt ? shortDate(facts.expiresAt) : 'never'],
+    ['models', facts.models ? facts.models.join(', ') : 'all'],
+    ...(facts.limits ? limitLines(facts.limits, facts.standing, standings.unavailable) : [['limits', 'none']]),
+  ];
+  for (const l of table(rows)) out(l);
 }
 
 async function revokeKey(idOrName: string): Promise<void> {

@@ -99,7 +99,8 @@ function printTable(s: UsageSummary, sinceText: string): void {
     return;
   }
   const head = [s.by.toUpperCase(), 'REQUESTS', 'ERRORS', 'INPUT', 'CACHE READ', 'CACHE WRITE', 'HIT', 'OUTPUT', 'REASONING', 'COST', 'SAVED'];
-  const rows = s.rows.map((r) => cells(s.by === 'key' ? `${r.label} (${r.group})` : r.label, r));
+  // By key: the key's name and id; the summed session keys of chat and run have no id.
+  const rows = s.rows.map((r) => cells(s.by === 'key' && r.group !== r.label ? `${r.label} (${r.group})` : r.label, r));
   const total = cells('TOTAL', s.totals);
   const all = [head, ...rows, total];
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
@@ -114,4 +115,18 @@ function printTable(s: UsageSummary, sinceText: string): void {
     out(`* ${int(s.totals.unpricedRequests)} of ${int(s.totals.requests)} requests could not be priced (model not in the price table, or no token counts);`);
     out('  add prices under "usage": { "prices": { "<provider>/<model>": { "input": …, "output": …, "cachedInput": …, "cacheWrite": …, "cacheWrite1h": … } } } in config.json.');
   }
+  const refused = refusalsText(s);
+  if (refused) { out(''); out(refused); }
+}
+
+/** `Refused by a key's limit: budget 3, rpm 12, tpm 0, concurrency 1; for an unpriced model: 2`, or nothing when none was. */
+function refusalsText(s: UsageSummary): string | undefined {
+  const r = s.refusals;
+  if (!r) return undefined; // a daemon from before limits
+  const limits = r.budget + r.rpm + r.tpm + r.concurrency;
+  if (limits === 0 && r.unpricedModel === 0) return undefined;
+  const parts: string[] = [];
+  if (limits > 0) parts.push(`Refused by a key's limit: budget ${int(r.budget)}, rpm ${int(r.rpm)}, tpm ${int(r.tpm)}, concurrency ${int(r.concurrency)}`);
+  if (r.unpricedModel > 0) parts.push(`${limits > 0 ? 'r' : 'R'}efused for a model without a price (a key with a budget): ${int(r.unpricedModel)}`);
+  return `${parts.join('; ')}.`;
 }

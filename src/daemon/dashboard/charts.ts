@@ -9,9 +9,12 @@ const W = 1160;
 const H = 200;
 const M = { top: 12, right: 8, bottom: 26, left: 52 };
 
-/** Four round steps that cover `v`: step 1, 2 or 5 × 10^n (counts never get fractional ticks). */
-export function niceScale(v: number): { max: number; step: number } {
-  const raw = Math.max(v, 4) / 4;
+/**
+ * Four round steps that cover `v`: step 1, 2 or 5 × 10^n. The scale reaches at least `least`: 4 by
+ * default, so counts never get fractional ticks; a few cents of spend need less.
+ */
+export function niceScale(v: number, least = 4): { max: number; step: number } {
+  const raw = Math.max(v, least) / 4;
   const p = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = [1, 2, 5, 10].map((m) => m * p).find((x) => x >= raw) ?? 10 * p;
   return { max: step * 4, step };
@@ -41,12 +44,14 @@ export interface TimeChartOptions {
   format: (v: number) => string;
   /** One line per column for the hover tooltip. */
   describe: (i: number) => string;
+  /** The least the scale reaches (default 4, for counts). */
+  least?: number;
 }
 
 export function timeChart(o: TimeChartOptions): Html {
   const n = o.times.length;
   const totals = o.times.map((_, i) => o.series.reduce((s, se) => s + (se.values[i] ?? 0), 0));
-  const { max, step } = niceScale(Math.max(0, ...totals));
+  const { max, step } = niceScale(Math.max(0, ...totals), o.least);
   const pw = W - M.left - M.right;
   const ph = H - M.top - M.bottom;
   const slot = pw / Math.max(n, 1);

@@ -15,9 +15,12 @@ const BASE_HEADERS: Record<string, string> = {
 export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
   + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** An error the admin API answers with: `{ error: { message, type, code } }`, like the rest of the daemon. */
+/**
+ * An error the admin API answers with: `{ error: { message, type, code } }`, like the rest of the
+ * daemon, and `field` naming the request field that was wrong, when one was.
+ */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly field?: string) {
     super(message);
     this.name = 'ApiError';
   }
@@ -35,7 +38,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, ext
 }
 
 export function sendApiError(res: ServerResponse, err: ApiError): void {
-  sendJson(res, err.status, { error: { message: err.message, type: TYPE_OF_STATUS[err.status] ?? 'api_error', code: err.code } });
+  sendJson(res, err.status, { error: { message: err.message, type: TYPE_OF_STATUS[err.status] ?? 'api_error', code: err.code, ...(err.field === undefined ? {} : { field: err.field }) } });
 }
 
 export function sendHtml(res: ServerResponse, status: number, html: string, extra: Record<string, string> = {}): void {

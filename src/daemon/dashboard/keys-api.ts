@@ -1,7 +1,11 @@
 // Proxy keys for the dashboard and `/admin/keys`: the same KeyStore the CLI uses, then an
-// immediate reload of the daemon's key index so a new key works, and a revoked one fails, at once.
-// A key's secret leaves this module exactly once, in the answer to its creation.
+// immediate reload of the daemon's key index so a new key works, a revoked one fails and new
+// limits hold, at once. A key's secret leaves this module exactly once, in the answer to its creation.
 import { join } from 'node:path';
+import { LimitInputError, type KeyLimits, type LimitsPatch } from '../limits/limits.js';
+import { isEmptyPatch, LIMIT_FIELDS, limitsPatchOf, patchedLimits } from '../limits/limits-input.js';
+import { standingView, type StandingView } from '../limits/standing-view.js';
+import type { Standing } from '../limits/store.js';
 import { readJsonSync } from '../store/atomic.js';
 import { KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../store/keys.js';
 import { FILES } from '../store/paths.js';
@@ -16,6 +20,10 @@ export interface KeyView {
   expiresAt: string | null;
   revokedAt: string | null;
   models: string[] | null;
+  /** Budget, rate and concurrency limits; null: none. */
+  limits: KeyLimits | null;
+  /** What the key used and has left of each limit, as the daemon counts it now; null without limits (or when it cannot tell). */
+  standing: StandingView | null;
 }
 
 export interface KeyDeps {
@@ -24,14 +32,23 @@ export interface KeyDeps {
   reloadKeys: () => Promise<void>;
   /** Last use seen by this daemon run (ms), when any. */
   lastUsed?: (keyId: string) => number | undefined;
+  /** What a key with limits used and has left (the daemon's limiter); absent: standing is not shown. */
+  standing?: (key: KeyRecord) => Promise<Standing | undefined>;
 }
 
 /** Only the listed fields: never the key, never its hash. */
-function view(k: KeyRecord, lastUsedAt: string | null, now: number): KeyView {
+function view(k: KeyRecord, lastUsedAt: string | null, now: number, standing: Standing | undefined = undefined): KeyView {
   return {
     id: k.id, name: k.name, status: keyStatus(k, now), createdAt: k.createdAt, lastUsedAt,
     expiresAt: k.expiresAt, revokedAt: k.revokedAt, models: k.models,
+    limits: k.limits ?? null, standing: standing ? standingView(standing) : null,
   };
+}
+
+/** A key's standing, or undefined when it has no limits or the limiter cannot say (the list still shows). */
+async function standingOf(deps: KeyDeps, k: KeyRecord): Promise<Standing | undefined> {
+  if (!k.limits || !deps.standing) return undefined;
+  try { return await deps.standing(k); } catch { return undefined; }
 }
 
 function lastUsedFile(dir: string): Record<string, string> {
@@ -43,17 +60,35 @@ function lastUsedFile(dir: string): Record<string, string> {
   }
 }
 
-export function listKeys(deps: KeyDeps, now = Date.now()): KeyView[] {
+export async function listKeys(deps: KeyDeps, now = Date.now()): Promise<KeyView[]> {
   const file = lastUsedFile(deps.dir);
   const order: Record<KeyStatus, number> = { active: 0, expired: 1, revoked: 2 };
-  return new KeyStore(deps.dir).list()
-    .map((k) => {
-      const fromFile = file[k.id] ? Date.parse(file[k.id]!) : NaN;
-      const seen = deps.lastUsed?.(k.id);
-      const best = Math.max(Number.isNaN(fromFile) ? -Infinity : fromFile, seen ?? -Infinity);
-      return view(k, Number.isFinite(best) ? new Date(best).toISOString() : null, now);
-    })
-    .sort((a, b) => order[a.status] - order[b.status] || b.createdAt.localeCompare(a.createdAt));
+  const views = await Promise.all(new KeyStore(deps.dir).list().map(async (k) => {
+    const fromFile = file[k.id] ? Date.parse(file[k.id]!) : NaN;
+    const seen = deps.lastUsed?.(k.id);
+    const best = Math.max(Number.isNaN(fromFile) ? -Infinity : fromFile, seen ?? -Infinity);
+    return view(k, Number.isFinite(best) ? new Date(best).toISOString() : null, now, await standingOf(deps, k));
+  }));
+  return views.sort((a, b) => order[a.status] - order[b.status] || b.createdAt.localeCompare(a.createdAt));
+}
+
+/** A limit value that cannot be used: 400 naming the field, as `{"error": {…, "field": "rpm"}}`. */
+function limitsPatch(body: Record<string, unknown>): LimitsPatch {
+  try {
+    return limitsPatchOf(body);
+  } catch (e) {
+    if (e instanceof LimitInputError) throw new ApiError(400, 'invalid_request', e.message, e.field);
+    throw e;
+  }
+}
+
+function checkedLimits(current: KeyLimits | undefined, patch: LimitsPatch): KeyLimits | undefined {
+  try {
+    return patchedLimits(current, patch);
+  } catch (e) {
+    if (e instanceof LimitInputError) throw new ApiError(400, 'invalid_request', e.message, e.field);
+    throw e;
+  }
 }
 
 function parseModels(v: unknown): string[] | null {
@@ -76,15 +111,35 @@ export async function createKey(deps: KeyDeps, body: Record<string, unknown>, no
     try { expiresAt = parseExpiry(body.expires, now); } catch (e) { throw new ApiError(400, 'invalid_request', (e as Error).message.replace('--expires', '"expires"')); }
   }
   const models = parseModels(body.models);
+  const limits = checkedLimits(undefined, limitsPatch(body));
   let created: { key: string; record: KeyRecord };
   try {
-    created = new KeyStore(deps.dir).create({ name, expiresAt, models }, new Date(now));
+    created = new KeyStore(deps.dir).create({ name, expiresAt, models, ...(limits ? { limits } : {}) }, new Date(now));
   } catch (e) {
     const msg = (e as Error).message;
     throw new ApiError(/already exists/.test(msg) ? 409 : 400, /already exists/.test(msg) ? 'name_taken' : 'invalid_request', msg.replace('--name', 'name'));
   }
   await deps.reloadKeys();
-  return { key: created.key, record: view(created.record, null, now) };
+  return { key: created.key, record: view(created.record, null, now, await standingOf(deps, created.record)) };
+}
+
+/**
+ * `PATCH /admin/keys/{id}` `{budget?, rpm?, tpm?, concurrency?, tz?}`: a value sets a limit, null
+ * removes it, a field left out keeps it. The daemon reloads before the answer, so the next request
+ * is held to the new limits.
+ */
+export async function setKeyLimits(deps: KeyDeps, id: string, body: Record<string, unknown>, now = Date.now()): Promise<KeyView> {
+  const unknown = Object.keys(body).filter((f) => !(LIMIT_FIELDS as readonly string[]).includes(f));
+  if (unknown.length > 0) throw new ApiError(400, 'invalid_request', `only a key's limits can be changed here (${LIMIT_FIELDS.join(', ')}), not "${unknown[0]}"`, unknown[0]);
+  const patch = limitsPatch(body);
+  if (isEmptyPatch(patch)) throw new ApiError(400, 'invalid_request', `nothing to change: send one or more of ${LIMIT_FIELDS.join(', ')} (null removes a limit)`);
+  const store = new KeyStore(deps.dir);
+  const target = store.list().find((k) => k.id === id);
+  if (!target) throw new ApiError(404, 'key_not_found', `no key with id "${id}"`);
+  checkedLimits(target.limits, patch);
+  const rec = store.setLimits(target.id, patch);
+  await deps.reloadKeys();
+  return view(rec, null, now, await standingOf(deps, rec));
 }
 
 export async function revokeKey(deps: KeyDeps, id: string, now = Date.now()): Promise<KeyView> {

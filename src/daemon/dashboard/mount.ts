@@ -10,7 +10,7 @@ import type { GatewaySecretSource } from '../store/secret-source.js';
 import type { UsageRecorder } from '../observe/usage/recorder.js';
 import { dashboardAssets } from './assets.js';
 import { ApiError, readJsonBody, sendApiError, sendAsset, sendHtml, sendJson, sendText } from './http.js';
-import { createKey, listKeys, revokeKey, type KeyDeps } from './keys-api.js';
+import { createKey, listKeys, revokeKey, setKeyLimits, type KeyDeps } from './keys-api.js';
 import { providerParam, listProviders, storeProviderKey, testProvider, type ProviderDeps } from './providers-api.js';
 import { checkHost, csrfMatches, DashboardSessions, fetchSiteAllowed, sameOrigin, type Session } from './security.js';
 import { signedInHop, signInPage } from './page-signin.js';
@@ -55,6 +55,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
     dir: opts.dir,
     reloadKeys: () => opts.daemon().ctx.keys.reload(),
     lastUsed: (id) => opts.recorder()?.lastUsed(id),
+    standing: (k) => opts.daemon().ctx.limits.standing(k),
   };
   const providerDeps: ProviderDeps = { dir: opts.dir, secrets: opts.secrets, ctx: () => opts.daemon().ctx, reload: () => opts.daemon().reload() };
   const pageDeps: PageDeps = { ...keyDeps, providers: providerDeps, daemon: opts.daemon, recorder: opts.recorder, now };
@@ -85,10 +86,11 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
     switch (area) {
       case 'keys':
         if (id === undefined) {
-          if (m === 'GET') return sendJson(res, 200, { keys: listKeys(keyDeps, now()) });
+          if (m === 'GET') return sendJson(res, 200, { keys: await listKeys(keyDeps, now()) });
           expect('POST');
           return sendJson(res, 201, await createKey(keyDeps, await readJsonBody(req), now()));
         }
+        if (parts.length === 2) { expect('PATCH'); return sendJson(res, 200, { key: await setKeyLimits(keyDeps, decodeURIComponent(id), await readJsonBody(req), now()) }); }
         if (action === 'revoke' && parts.length === 3) { expect('POST'); return sendJson(res, 200, { key: await revokeKey(keyDeps, decodeURIComponent(id), now()) }); }
         break;
       case 'providers':

@@ -10,6 +10,7 @@ import { page, type Chrome, type PageId } from './layout.js';
 import { listKeys, type KeyDeps } from './keys-api.js';
 import { listProviders, type ProviderDeps } from './providers-api.js';
 import { keysPage } from './page-keys.js';
+import { budgetSpendSeries, type SpendSeries } from './budget-chart.js';
 import { providersPage } from './page-providers.js';
 import { livePage } from './page-live.js';
 import { RANGES, usagePage, type RangeId, type UsageFilters } from './page-usage.js';
@@ -39,9 +40,14 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
   switch (id) {
     case 'keys': {
       const stats = new Map<string, UsageGroup>();
-      if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key')) stats.set(g.group, g);
+      // Per key id: each session key of chat or run is a row of this page too.
+      if (db) for (const g of usageGroups(db, { since: now - 7 * 86_400_000, until: now }, 'key', true)) stats.set(g.group, g);
       const hints = recorder ? [...new Set([...recorder.prices.models.keys()].map((k) => bareModel(k)))].sort() : [];
-      body = keysPage({ keys: listKeys(deps, now), stats, now, baseUrl: origin, modelHints: hints });
+      const keys = await listKeys(deps, now);
+      // Each active key with a budget gets its period's spend chart.
+      const spend = new Map<string, SpendSeries>();
+      if (db) for (const k of keys) if (k.status === 'active' && k.limits?.budget) spend.set(k.id, budgetSpendSeries(db, k.id, k.limits.budget, k.limits.tz, now));
+      body = keysPage({ keys, stats, spend, now, baseUrl: origin, modelHints: hints });
       break;
     }
     case 'providers':

@@ -83,6 +83,11 @@ export function routeMarks(row: Row, short = false): { marks: string; served: st
 
 /** provider/model and the route's marks; when that does not fit, the model alone if its name already says the provider. */
 function modelText(row: Row, width: number): string {
+  if (row.limit) {
+    // The key's own limit refused it: which one first, then where it was going.
+    const door = row.model ? targetText(row.provider, row.model, true) : doorText(row);
+    return `limit:${row.limit}${door ? ` · ${door}` : ''}`;
+  }
   if (row.refused) {
     // The reason first: it is what the row is about, and it survives a narrow column.
     const door = doorText(row);

@@ -34,7 +34,7 @@ function attemptLines(row: Row, width: number, label: (name: string) => string):
 
 export function detailLines(row: Row, now: number, width: number, maxLines: number): DetailLine[] {
   const label = (name: string) => name.padEnd(10);
-  const outcome = row.refused ? refusalText(row.error?.code ?? '') : row.state === 'ok' ? 'ok' : 'error';
+  const outcome = row.limit ? `refused by the key's ${row.limit} limit` : row.refused ? refusalText(row.error?.code ?? '') : row.state === 'ok' ? 'ok' : 'error';
   const state = row.state === 'live' ? 'in flight' : row.state === 'lost' ? 'unknown (monitor disconnected)' : `${row.status ?? '–'} ${outcome}`;
   // A refused request never reached a provider: whether it would have streamed is not known.
   const streaming = row.stream === null || row.refused ? '' : row.stream ? ' · streaming' : ' · not streaming';

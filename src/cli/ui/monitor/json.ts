@@ -24,6 +24,8 @@ export interface RequestRecord {
   error?: { code: string; message: string };
   /** The gateway refused it before calling a provider. */
   refused?: true;
+  /** The key's own limit that refused it (its 429): budget, rpm, tpm or concurrency. */
+  limit?: string;
   /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`). */
   route?: string;
   /** The target that served, when a fallback served it elsewhere than `provider`/`model` say. */
@@ -69,6 +71,7 @@ export function createRecordJoiner(): (ev: GatewayEvent) => RequestRecord | unde
       usage: ev.usage,
       ...(ev.type === 'failed' ? { error: { code: ev.code, message: ev.message } } : {}),
       ...(ev.type === 'failed' && ev.refused ? { refused: true as const } : {}),
+      ...(ev.type === 'failed' && ev.limit ? { limit: ev.limit } : {}),
       ...(ev.route !== undefined ? { route: ev.route } : {}),
       ...(ev.served !== undefined ? { served: ev.served } : {}),
       ...(ev.waitedMs !== undefined ? { waitedMs: round(ev.waitedMs) } : {}),

@@ -1,6 +1,7 @@
 // Request rows built from daemon events (pure): one row per request id, filled in as its started,
 // first_byte, progress and finished/failed events arrive, plus the counters those events move.
 import type { GatewayEvent, RequestMode, TokenUsage } from '../../../daemon/observe/events.js';
+import type { LimitKind } from '../../../daemon/limits/limits.js';
 import type { ProviderId } from '../../../providers/types.js';
 
 export type RowState = 'live' | 'ok' | 'error' | 'lost';
@@ -33,6 +34,8 @@ export interface Row {
   error: { code: string; message: string } | null;
   /** The gateway refused it before calling a provider (bad key, unknown model…). */
   refused: boolean;
+  /** The key's own limit that refused it (a 429). */
+  limit: LimitKind | null;
   end: number | null;
   /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`), once it ended. */
   route: string | null;
@@ -48,7 +51,7 @@ function blankRow(seq: number, id: string, start: number): Row {
   return {
     seq, id, start, keyName: null, keyId: null, mode: null, provider: null, model: null, method: null, path: null,
     stream: null, requestBytes: null, headers: null, state: 'live', status: null, ttfbMs: null, firstByteAt: null,
-    durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, refused: false, end: null,
+    durationMs: null, chunks: 0, outputBytes: 0, liveTokens: null, usage: {}, error: null, refused: false, limit: null, end: null,
     route: null, served: null, waitedMs: null, keyLabel: null,
   };
 }
@@ -113,6 +116,7 @@ export function applyEvent(w: Work, ev: GatewayEvent): void {
         state: ev.type === 'finished' ? 'ok' : 'error',
         error: ev.type === 'failed' ? { code: ev.code, message: ev.message } : null,
         refused: ev.type === 'failed' && ev.refused === true,
+        limit: ev.type === 'failed' ? ev.limit ?? null : null,
         route: ev.route ?? null, served: ev.served ?? null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
         ...(ev.type === 'finished' ? { outputBytes: ev.outputBytes, model: row.model ?? ev.model } : {}),
       };

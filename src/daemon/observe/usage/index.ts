@@ -5,7 +5,7 @@ import { createBodyLog } from '../body-log.js';
 import type { DaemonContext } from '../../context.js';
 import type { EventBus } from '../events.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './prices.js';
-import { usageGroups, usageTotals, hourRange, type GroupBy, type UsageGroup, type UsageTotals } from './queries.js';
+import { refusalCounts, usageGroups, usageTotals, hourRange, type GroupBy, type Refusals, type UsageGroup, type UsageTotals } from './queries.js';
 import { UsageRecorder } from './recorder.js';
 import { parseUsageSettings, type UsageSettings } from './settings.js';
 import { USAGE_DB_FILE, UsageStore } from './store.js';
@@ -24,6 +24,8 @@ export interface UsageSummary {
   inputTokensIncludeCacheWrites: true;
   rows: UsageGroup[];
   totals: UsageTotals;
+  /** Requests a key's own limit refused (its 429), per limit, and those refused for an unpriced model (403). */
+  refusals: Refusals;
   prices: { date: string; overrides: number };
 }
 
@@ -37,6 +39,7 @@ export function summarize(db: Database, q: { since: number; until: number; by: G
     inputTokensIncludeCacheWrites: true,
     rows: usageGroups(db, range, q.by),
     totals: usageTotals(db, range),
+    refusals: refusalCounts(db, range),
     prices: { date: prices.date, overrides: prices.overrides },
   };
 }
@@ -88,4 +91,4 @@ export function storeBodies(h: UsageHistory, recorder: UsageRecorder, ctx: Daemo
 }
 
 export { UsageRecorder, UsageStore };
-export type { GroupBy, UsageGroup, UsageTotals, PriceTable, UsageSettings };
+export type { GroupBy, Refusals, UsageGroup, UsageTotals, PriceTable, UsageSettings };

@@ -6,6 +6,7 @@ import type { Database } from '../../store/sqlite.js';
 import { cacheHitRatio } from '../events.js';
 import { DAY_MS, HOUR_MS, floorDay, floorHour, parseHist, type UsageRow } from './store.js';
 import { percentiles, type Percentiles } from './latency.js';
+import { LIMIT_KINDS, type LimitKind } from '../../limits/limits.js';
 
 /**
  * `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label)
@@ -147,22 +148,39 @@ export function usageCombos(db: Database, r: Range): Combo[] {
     .all(...src.args) as unknown as Combo[];
 }
 
-/** A combo's group and what to show for it. */
-function groupOf(c: Combo, by: Exclude<GroupBy, 'day' | 'session'>): [string, string] {
+/**
+ * The purpose of a session key `chat` or `run` gave itself (named `<purpose>.<its id>`, see
+ * KeyStore.createSession), from its usage row; undefined for any other key. Each session has a
+ * key of its own, so counted apart they would bury the keys a user made under one row per chat.
+ */
+export function sessionPurpose(keyId: string, keyName: string): string | undefined {
+  const m = /^(chat|run)\.([0-9a-f]+)$/.exec(keyName);
+  return m && m[2] === keyId ? m[1] : undefined;
+}
+
+/** A combo's group and what to show for it; `sessionsApart` keeps each session key a group of its own. */
+function groupOf(c: Combo, by: Exclude<GroupBy, 'day' | 'session'>, sessionsApart: boolean): [string, string] {
   switch (by) {
     case 'model': { const m = `${c.provider}/${c.model || '(unknown)'}`; return [m, m]; }
-    case 'key': return [String(c.key_id), String(c.key_name)];
+    case 'key': {
+      const purpose = sessionsApart ? undefined : sessionPurpose(String(c.key_id), String(c.key_name));
+      if (purpose) { const g = `${purpose} (sessions)`; return [g, g]; }
+      return [String(c.key_id), String(c.key_name)];
+    }
     case 'provider': return [c.provider, c.provider];
     case 'provider-key': return c.key_label ? [`${c.provider}#${c.key_label}`, `${c.provider}#${c.key_label}`] : [c.provider, `${c.provider} (no pool)`];
     default: { const never: never = by; return never; }
   }
 }
 
-/** Groups combos by model, key, provider or provider key. */
-export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day' | 'session'>): UsageGroup[] {
+/**
+ * Groups combos by model, key, provider or provider key. By key, the session keys of `chat` and
+ * of `run` are summed into one row each (`chat (sessions)`), unless `sessionsApart`.
+ */
+export function groupCombos(combos: readonly Combo[], by: Exclude<GroupBy, 'day' | 'session'>, sessionsApart = false): UsageGroup[] {
   const groups = new Map<string, { label: string; sums: RawSums }>();
   for (const c of combos) {
-    const [group, label] = groupOf(c, by);
+    const [group, label] = groupOf(c, by, sessionsApart);
     let g = groups.get(group);
     if (!g) { g = { label, sums: zeroSums() }; groups.set(group, g); }
     addSums(g.sums, c);
@@ -183,13 +201,32 @@ function sessionGroups(db: Database, r: Range): UsageGroup[] {
   return rows.map((s) => ({ group: s.session, label: s.session || '(none named)', ...totalsOf(s) })).sort(byCost);
 }
 
-export function usageGroups(db: Database, r: Range, by: GroupBy): UsageGroup[] {
+export function usageGroups(db: Database, r: Range, by: GroupBy, sessionsApart = false): UsageGroup[] {
   if (by === 'session') return sessionGroups(db, r);
-  if (by !== 'day') return groupCombos(usageCombos(db, r), by);
+  if (by !== 'day') return groupCombos(usageCombos(db, r), by, sessionsApart);
   const { from, to } = hourRange(r.since, r.until);
   const rows = db.prepare(`SELECT ${LOCAL_DAY} AS day, ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ? GROUP BY day ORDER BY day`)
     .all(from, to) as unknown as Array<RawSums & { day: string }>;
   return rows.map((s) => ({ group: s.day, label: s.day, ...totalsOf(s) }));
+}
+
+/** Requests a key's own limit refused, per limit, and those refused for a model without a price (a key with a budget). */
+export interface Refusals extends Record<LimitKind, number> { unpricedModel: number }
+
+/**
+ * Refusals in the range, from the recorded requests (kept `retentionDays`, so a range reaching
+ * further back counts only what is still kept).
+ */
+export function refusalCounts(db: Database, r: Range): Refusals {
+  const out: Refusals = { budget: 0, rpm: 0, tpm: 0, concurrency: 0, unpricedModel: 0 };
+  const rows = db.prepare(`SELECT limit_kind AS kind, error_code AS code, COUNT(*) AS n FROM requests
+    WHERE started_at >= ? AND started_at < ? AND (limit_kind IS NOT NULL OR error_code = 'model_unpriced') GROUP BY 1, 2`)
+    .all(hourRange(r.since, r.until).from, r.until + 1) as unknown as Array<{ kind: string | null; code: string | null; n: number }>;
+  for (const row of rows) {
+    if (row.kind !== null && (LIMIT_KINDS as readonly string[]).includes(row.kind)) out[row.kind as LimitKind] += Number(row.n);
+    else if (row.code === 'model_unpriced') out.unpricedModel += Number(row.n);
+  }
+  return out;
 }
 
 export interface SeriesPoint {
@@ -274,7 +311,7 @@ interface DbRequest {
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
   reasoning_tokens: number | null; cost: number | null; route: string | null; waited_ms: number | null; key_label: string | null;
-  cache_write_1h_tokens: number | null; cache_saved: number | null; session: string | null;
+  cache_write_1h_tokens: number | null; cache_saved: number | null; session: string | null; limit_kind: string | null;
 }
 
 function fromDb(r: DbRequest): StoredRequest {
@@ -286,6 +323,7 @@ function fromDb(r: DbRequest): StoredRequest {
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
     cacheWriteTokens: r.cache_write_tokens, cacheWrite1hTokens: r.cache_write_1h_tokens, reasoningTokens: r.reasoning_tokens,
     cost: r.cost, cacheSaved: r.cache_saved, session: r.session, route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
+    limit: (r.limit_kind ?? null) as LimitKind | null,
   };
 }
 
@@ -324,4 +362,11 @@ export function filterOptions(db: Database, r: Range, combos: readonly Combo[] =
     providers: [...new Set(combos.map((c) => c.provider))].sort(),
     models: [...new Set(combos.map((c) => c.model).filter(Boolean))].sort(),
   };
+}
+
+/** One key's cost per hour in [from, to), hour start → USD, from the hourly rollups (every model and provider summed). */
+export function keyCostByHour(db: Database, keyId: string, from: number, to: number): Map<number, number> {
+  const rows = db.prepare('SELECT hour, SUM(cost) AS cost FROM hourly WHERE key_id = ? AND hour >= ? AND hour < ? GROUP BY hour')
+    .all(keyId, from, to) as unknown as Array<{ hour: number; cost: number }>;
+  return new Map(rows.map((r) => [Number(r.hour), Number(r.cost)]));
 }

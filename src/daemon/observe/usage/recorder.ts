@@ -216,6 +216,7 @@ export class UsageRecorder {
           session: started.session,
           // A single attempt's route is the row's own provider and model: only a longer one is kept.
           route: ev.route !== undefined && ev.route.includes(',') ? ev.route : null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
+          limit: ev.type === 'failed' ? ev.limit ?? null : null,
         };
         this.rows.add(row);
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });

@@ -194,6 +194,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 8,
+    description: 'which of its key\'s limits refused a request (budget, rpm, tpm, concurrency)',
+    up(db) {
+      // Its 429's error code says rate_limited for rpm, tpm and concurrency alike; `gateway usage`
+      // counts refusals per limit. NULL for every other request, and for rows older than this.
+      db.exec('ALTER TABLE requests ADD COLUMN limit_kind TEXT');
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

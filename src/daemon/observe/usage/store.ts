@@ -6,6 +6,7 @@
 import { renameSync } from 'node:fs';
 import type { ProviderId } from '../../../providers/types.js';
 import type { RequestMode } from '../events.js';
+import type { LimitKind } from '../../limits/limits.js';
 import { latencyBucket } from './latency.js';
 import { migrate } from './schema.js';
 import type { SQLInputValue } from 'node:sqlite';
@@ -61,6 +62,8 @@ export interface UsageRow {
   waitedMs: number | null;
   /** The label of the provider key that served, when its provider has a key pool. */
   keyLabel: string | null;
+  /** The key's own limit that refused the request (its 429); null or absent otherwise. */
+  limit?: LimitKind | null;
 }
 
 /** A request's bodies as stored with `usage.logBodies` on: already capped and redacted. */
@@ -77,8 +80,8 @@ export const isError = (status: number): boolean => status >= 400;
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
 const insertRequestsSql = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
   method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label, cache_write_1h_tokens, cache_saved, session)
-  VALUES ${Array.from({ length: n }, () => `(${Array(30).fill('?').join(', ')})`).join(', ')}`;
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label, cache_write_1h_tokens, cache_saved, session, limit_kind)
+  VALUES ${Array.from({ length: n }, () => `(${Array(31).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
 /** The statement text per row count, made once (its statement is then found by it in the cache). */
 const insertTexts = new Map<number, string>();
@@ -92,7 +95,7 @@ function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
   out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
     r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
     int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost,
-    r.route, r.waitedMs, r.keyLabel, int(r.cacheWrite1hTokens), r.cacheSaved, r.session);
+    r.route, r.waitedMs, r.keyLabel, int(r.cacheWrite1hTokens), r.cacheSaved, r.session, r.limit ?? null);
 }
 
 const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms',
