@@ -163,14 +163,16 @@ export const MIGRATIONS: readonly Migration[] = [
       // period and its last minute are read back from here when the daemon starts. Rows past the
       // ledger's horizon (limits/sqlite-store.ts) are folded into one total per key.
       db.exec(`
+        -- One b-tree in the order it is read (a key's rows by time), keyed to the request too: a row
+        -- costs half what a rowid table with an index did.
         CREATE TABLE limit_spend (
-          request_id TEXT PRIMARY KEY,
           key_id TEXT NOT NULL,
           at INTEGER NOT NULL,
+          request_id TEXT NOT NULL,
           usd REAL NOT NULL,
-          tokens INTEGER NOT NULL
-        );
-        CREATE INDEX limit_spend_key ON limit_spend (key_id, at);
+          tokens INTEGER NOT NULL,
+          PRIMARY KEY (key_id, at, request_id)
+        ) WITHOUT ROWID;
         CREATE TABLE limit_folded (key_id TEXT PRIMARY KEY, usd REAL NOT NULL) WITHOUT ROWID;
       `);
     },
