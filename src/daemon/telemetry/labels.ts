@@ -17,6 +17,7 @@ export class ModelLabels {
   private cache = new Map<string, string>();
   private targets: Set<string> | undefined;
   private seen: { aliases: unknown; routes: unknown; prices: unknown } | undefined;
+  private gen = 0;
 
   constructor(private readonly settings: DaemonSettings, private readonly prices: () => PriceTable | undefined) {}
 
@@ -43,12 +44,19 @@ export class ModelLabels {
     return this.targets!.has(`${provider}/${model}`) || this.targets!.has(model);
   }
 
+  /** Changes when the known models may have (a reload): labels made before are stale. */
+  get generation(): number {
+    this.fresh();
+    return this.gen;
+  }
+
   /** Starts over when config.json's aliases, routes or the prices changed (a reload). */
   private fresh(): void {
     const routes = (this.settings.routing ?? DEFAULT_ROUTING).routes;
     const now = { aliases: this.settings.aliases, routes, prices: this.prices() };
     if (this.seen && this.seen.aliases === now.aliases && this.seen.routes === now.routes && this.seen.prices === now.prices) return;
     this.seen = now;
+    this.gen++;
     this.cache.clear();
     const t = new Set<string>();
     for (const v of Object.values(now.aliases)) t.add(v);

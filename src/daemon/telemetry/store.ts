@@ -30,6 +30,18 @@ export interface Series {
   count: number;
   /** A histogram's count per bucket (not cumulative), +Inf last. */
   readonly buckets: number[] | undefined;
+  /** A histogram's upper bounds (its family's). */
+  readonly bounds: readonly number[] | undefined;
+}
+
+/** One observation into a histogram series. */
+export function observe(s: Series, v: number): void {
+  const bounds = s.bounds!;
+  let i = 0;
+  while (i < bounds.length && v > bounds[i]!) i++;
+  s.buckets![i]!++;
+  s.sum += v;
+  s.count++;
 }
 
 /** Past this many series a family folds new label sets into one whose every value is `other`. */
@@ -50,9 +62,15 @@ export class Family {
       const other = this.def.labels.map(() => 'other');
       return this.at(other.join('\u0001'), other);
     }
-    s = { values, sum: 0, count: 0, buckets: this.def.buckets ? new Array<number>(this.def.buckets.length + 1).fill(0) : undefined };
+    const bounds = this.def.buckets;
+    s = { values, sum: 0, count: 0, bounds, buckets: bounds ? new Array<number>(bounds.length + 1).fill(0) : undefined };
     this.series.set(key, s);
     return s;
+  }
+
+  /** The series for `values`. */
+  get(values: readonly string[]): Series {
+    return this.at(seriesKey(values), values);
   }
 
   add(key: string, values: readonly string[], v: number): void {
@@ -61,16 +79,6 @@ export class Family {
 
   set(key: string, values: readonly string[], v: number): void {
     this.at(key, values).sum = v;
-  }
-
-  observe(key: string, values: readonly string[], v: number): void {
-    const s = this.at(key, values);
-    const bounds = this.def.buckets!;
-    let i = 0;
-    while (i < bounds.length && v > bounds[i]!) i++;
-    s.buckets![i]!++;
-    s.sum += v;
-    s.count++;
   }
 }
 
