@@ -1,8 +1,9 @@
-// The gateway's metric values, held in plain arrays: recording a request is a few Map lookups and
-// additions (about 1 µs for every series a request touches), where the same observations through
-// prom-client or the OpenTelemetry SDK's instruments measured 8.5 and 12.8 µs a request, each
-// hashing its label object on every call. Both exports read from here: the Prometheus text
-// (exposition.ts) and the OTLP push (otlp-metrics.ts), each at its own pace, never on a request.
+// The gateway's metric values, held in plain arrays. A request's twelve or so observations cost
+// 5.5 µs through prom-client and 7.8 µs through the OpenTelemetry SDK's instruments (each hashes
+// its label object on every call; measured here), against a daemon's ~55 µs of CPU per request;
+// here the whole recording of a request (recorder.ts) is about 1.3 µs. Both exports read from
+// here: the Prometheus text (exposition.ts) and the OTLP push (otlp-metrics.ts), each at its own
+// pace, never on a request.
 
 export type MetricKind = 'counter' | 'gauge' | 'histogram';
 

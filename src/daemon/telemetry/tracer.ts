@@ -148,7 +148,8 @@ class RequestSpan implements TrackerSpan {
     }
     const source = this.source;
     const capture = this.capture;
-    if (!source || !capture || ev.status >= 400) { span.end(ev.time); return; }
+    // A token count's answer is a number, not an answer to read.
+    if (!source || !capture || ev.status >= 400 || this.op === 'count_tokens') { span.end(ev.time); return; }
     // The answer is read after the request, off its path; the span ends (at the request's end time) once read.
     const done = this.readAnswer(source, capture).catch(() => undefined).then(() => span.end(ev.time));
     this.pending.add(done);
