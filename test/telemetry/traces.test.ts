@@ -11,6 +11,7 @@ import { TELEMETRY_DEFAULTS, type TelemetrySettings } from '../../src/daemon/tel
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MOCK_TEXT, type MockReply } from '../helpers/mock-provider.js';
 import { closedPort } from '../helpers/ports.js';
+import { startGatewayProcess, type GatewayProcess } from '../usage/gateway-process.js';
 import { attr, startOtlpReceiver, type OtlpReceiver, type OtlpSpan } from './otlp-receiver.js';
 
 let gw: TestGateway | undefined;
@@ -194,5 +195,29 @@ describe('no key material in anything exported', () => {
     const everything = [metricsText, ...otlp.exports.map((e) => `${e.raw.toString('latin1')}\n${JSON.stringify(e.decoded)}`)];
     for (const text of everything) for (const s of secrets) expect(text.includes(s), `found ${s.slice(0, 6)}…`).toBe(false);
     expect(everything.join('\n')).not.toMatch(/sk-proxy-/);
+  });
+});
+
+describe('configured as a user would', () => {
+  let proc: GatewayProcess | undefined;
+  afterEach(async () => { await proc?.close(); proc = undefined; });
+
+  it('`gateway start` with telemetry.otlp in config.json and the standard variables: named spans, with content as the variable asks', async () => {
+    otlp = await startOtlpReceiver();
+    proc = await startGatewayProcess(
+      { OTEL_SERVICE_NAME: 'team-gateway', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', OTEL_BSP_SCHEDULE_DELAY: '100' },
+      { telemetry: { otlp: { endpoint: otlp.url } } },
+    );
+    const key = (await proc.cli(['keys', 'create', '--name', 'ops'])).stdout.trim();
+    await new Anthropic({ baseURL: proc.url, apiKey: key, maxRetries: 0 }).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+    await otlp.until((r) => r.spans().some((x) => x.kind === 'SPAN_KIND_SERVER'));
+    const [request] = otlp.spans().filter((x) => x.kind === 'SPAN_KIND_SERVER');
+    expect(request!.name).toBe('chat claude-opus-5');
+    expect(attr(request!, 'gateway.key.name')).toBe('ops');
+    expect(JSON.parse(attr(request!, 'gen_ai.input.messages') as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]);
+    const traces = otlp.exports.find((e) => e.path === '/v1/traces')!;
+    expect(traces.contentType).toBe('application/x-protobuf');
+    const resource = (traces.decoded.resourceSpans as Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> } }>)[0]!.resource;
+    expect(resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue).toBe('team-gateway');
   });
 });
