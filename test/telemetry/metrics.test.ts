@@ -62,6 +62,16 @@ describe('routing\'s figures', () => {
     expect(m.get('gen_ai_server_request_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-opus-5",gen_ai_response_model="claude-opus-5"}')).toBe(1);
   });
 
+  it('retries run out: each of the three calls counts with error.type 529, the request with the gateway\'s error kind', async () => {
+    gw = await startTestGateway({ settings: { routing: routing() } });
+    gw.mocks.anthropic.setHandler(() => overloaded);
+    await expect(ask(gw)).rejects.toBeInstanceOf(Anthropic.APIError);
+    const m = await scrape(gw);
+    expect(m.get('gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-opus-5",error_type="529"}')).toBe(3);
+    expect(m.get('gen_ai_server_request_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-opus-5",error_type="overloaded"}')).toBe(1);
+    expect(m.get('gateway_requests_total{gateway_door="messages",gateway_provider="anthropic",gateway_model="claude-opus-5",http_response_status_code="529"}')).toBe(1);
+  });
+
   it('a fallback from Anthropic to OpenAI, and the breaker opening on the failing model', async () => {
     gw = await startTestGateway({ settings: { routing: routing({ retries: 0, breaker: { failures: 2, windowMs: 60_000, cooldownMs: 60_000 }, routes: { 'claude-opus-5': ['claude-opus-5', 'openai/gpt-5.4'] } }) } });
     gw.mocks.anthropic.setHandler(() => overloaded);

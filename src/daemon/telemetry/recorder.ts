@@ -162,12 +162,12 @@ export class MetricsRecorder {
     if (u.inputTokens !== undefined) observe(gen.tokensIn, u.inputTokens);
     if (u.outputTokens !== undefined) observe(gen.tokensOut, u.outputTokens);
 
-    // GenAI client series: each call the gateway made, the last with the request's own end.
+    // GenAI client series: each call the gateway made, each with how it ended (the last one that answered with the response model).
     const last = calls.length - 1;
-    for (let i = 0; i < last; i++) this.call(gen.g[0]!, calls[i]!, '', errorType(calls[i]!.outcome));
+    for (let i = 0; i < last; i++) this.call(gen.g[0]!, calls[i]!, '');
     const c = calls[last]!;
-    if (c.target === `${provider}/${requested}`) observe(gen.call, (c.endMs - c.startMs) / 1000);
-    else this.call(gen.g[0]!, c, gen.g[3]!, err ? errorType(err) : ev.status >= 400 ? String(ev.status) : '');
+    if (c.target === `${provider}/${requested}` && c.outcome === String(ev.status)) observe(gen.call, (c.endMs - c.startMs) / 1000);
+    else this.call(gen.g[0]!, c, ok ? gen.g[3]! : '');
     if (ok && streamed && ev.ttfbMs !== null) {
       observe(gen.firstChunk, Math.max(0, ev.ttfbMs - c.startMs) / 1000);
       const chunks = (ev as RequestFinished).chunks ?? 0;
@@ -200,7 +200,7 @@ export class MetricsRecorder {
         serverPerToken: m.serverPerToken.get(g),
         tokensIn: m.clientTokens.get([...g, 'input']),
         tokensOut: m.clientTokens.get([...g, 'output']),
-        call: m.clientDuration.get([op, g[1]!, models.label(provider, requested), g[3]!, e]),
+        call: m.clientDuration.get([op, g[1]!, models.label(provider, requested), ev.status < 400 ? g[3]! : '', ev.status < 400 ? '' : String(ev.status)]),
         firstChunk: m.clientFirstChunk.get([op, g[1]!, models.label(provider, requested), g[3]!]),
         perChunk: m.clientPerChunk.get([op, g[1]!, models.label(provider, requested), g[3]!]),
       };
@@ -218,9 +218,11 @@ export class MetricsRecorder {
     (b.tokens[type] ??= this.d.metrics.tokens.get([b.provider, b.model, TOKEN_TYPES[type]!, b.key])).sum += n;
   }
 
-  /** A call other than the one the request ended on (an earlier attempt, or one to another target). */
-  private call(op: string, c: AttemptTiming, responseModel: string, err: string): void {
+  /** One call outside the request's bundle (an earlier attempt, a call that ended otherwise than the request); `error.type` is how it ended. */
+  private call(op: string, c: AttemptTiming, responseModel: string): void {
     const p = providerOf(c.target);
+    const status = Number(c.outcome);
+    const err = Number.isInteger(status) && status < 400 ? '' : errorType(c.outcome);
     observe(this.d.metrics.clientDuration.get([op, providerName(p), this.d.models.label(p, modelOf(c.target)), responseModel, err]), (c.endMs - c.startMs) / 1000);
   }
 
