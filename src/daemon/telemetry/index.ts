@@ -19,6 +19,9 @@ import { createTracing } from './tracer.js';
 export { METRICS_PATH };
 export { parseTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './settings.js';
 
+/** How long stopping waits for the last exports. */
+const CLOSE_WAIT_MS = 2000;
+
 export interface TelemetryOptions {
   settings: TelemetrySettings;
   /** The usage history's price table, for cost and for which models are known (default: the shipped table). */
@@ -75,7 +78,11 @@ export async function startTelemetry(ctx: DaemonContext, o: TelemetryOptions): P
     scrape: settings.metrics ? scrapeHandler(store, { host: o.host, adminToken: o.adminToken }) : undefined,
     async close() {
       for (const stop of stops.splice(0)) stop();
-      await Promise.all(closers.splice(0).map((c) => c()));
+      // The last batches get a moment to leave; a collector that does not answer never holds up a stop.
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS); timer.unref(); });
+      await Promise.race([Promise.all(closers.splice(0).map((c) => c())), giveUp]);
+      clearTimeout(timer);
     },
   };
 }
