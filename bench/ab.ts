@@ -1,10 +1,11 @@
-// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare] [--limited] [--dir BUILD]…`:
+// `node bench/ab.ts [--reps N] [--seconds S] [--path /openai/v1/chat/completions] [--model gpt-5.4] [--body JSON] [--bare] [--telemetry] [--limited] [--dir BUILD]…`:
 // a quick check while working on the hot path — the floor and the daemon, pinned as in the bench,
 // alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
 // With `--dir` (repeatable) the daemons of those builds (a `dist/` of another commit) run in turn
-// beside the floor, so two builds are compared in the same run. With `--limited` each daemon runs
-// twice more, with its key that has a budget and rate limits no request reaches. Not the benchmark of record
-// (`npm run bench` is): no interference checks, no report file.
+// beside the floor, so two builds are compared in the same run. With `--telemetry` the build runs
+// twice: telemetry off, and on with /metrics scraped every second and OTLP export to a sink (#23).
+// With `--limited` each daemon also runs with its key that has a budget and rate limits no request
+// reaches (#21). Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDaemon } from './build.ts';
@@ -25,12 +26,20 @@ async function main(): Promise<void> {
   const origin = `http://127.0.0.1:${mock.info.port}`;
   const floor = await startServer<{ port: number; pid: number }>('floor', 0, [process.execPath, join(BENCH_DIR, 'floor.ts'), origin]);
   const daemons = [];
+  const telemetry = argv.includes('--telemetry');
+  const sink = telemetry ? await startServer<{ port: number }>('otlp sink', 1, [process.execPath, join(BENCH_DIR, 'otlp-sink.ts')]) : undefined;
+  const variants = telemetry ? [['telemetry off', '--telemetry=off'], ['telemetry on', `--telemetry=on,http://127.0.0.1:${sink!.info.port}`]] : [[undefined, undefined]];
   for (const [i, dir] of dirs.entries()) {
-    const d = await startServer<{ port: number; pid: number; proxyKey: string; limitedKey?: string }>(`daemon${i}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : [])]);
-    const name = dirs.length === 1 ? 'daemon' : dir;
-    daemons.push({ name, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.proxyKey}` } });
-    if (argv.includes('--limited') && d.info.limitedKey) daemons.push({ name: `${name} (limited key)`, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.limitedKey}` } });
+    for (const [label, flag] of variants) {
+      const d = await startServer<{ port: number; pid: number; proxyKey: string; limitedKey?: string }>(`daemon${i}${label ? ` ${label}` : ''}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : []), ...(flag ? [flag] : [])]);
+      const name = [dirs.length === 1 ? 'daemon' : dir, label].filter(Boolean).join(', ');
+      daemons.push({ name, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.proxyKey}` } });
+      if (argv.includes('--limited') && d.info.limitedKey) daemons.push({ name: `${name} (limited key)`, port: d.info.port, pid: d.info.pid, path: PATH, headers: { authorization: `Bearer ${d.info.limitedKey}` } });
+    }
   }
+  // The "on" daemon is scraped every second, as a Prometheus would.
+  const on = daemons.find((d) => d.name.endsWith('telemetry on'));
+  const scraper = on ? setInterval(() => { void fetch(`http://127.0.0.1:${on.port}/metrics`).then((r) => r.text(), () => {}); }, 1000) : undefined;
   const bodyFile = join(BENCH_DIR, 'results', '.ab-body.json');
   // --body: the daemon's request body as given (another door's shape); the model still comes from --model.
   const body = argv.includes('--body') ? { ...JSON.parse(arg('--body', '{}')), model: MODEL } : { model: MODEL, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64 };
@@ -58,6 +67,7 @@ async function main(): Promise<void> {
       log(`c=${c}: floor ${median(f.rps).toFixed(0)} req/s ${median(f.cpu).toFixed(0)} µs/req · ${t.name} ${median(d.rps).toFixed(0)} req/s ${median(d.cpu).toFixed(0)} µs/req · ratio ${(median(ratios) * 100).toFixed(0)}% (${ratios.map((x) => (x * 100).toFixed(0)).join(' ')})`);
     }
   }
+  if (scraper) clearInterval(scraper);
   await stopAll();
 }
 

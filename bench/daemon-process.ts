@@ -4,8 +4,11 @@
 // from the GATEWAY_* environment variables (every origin pointed at the bench mock); the log goes
 // to daemon.log in the state dir, as in the background. With --bare it runs only the HTTP server
 // (`startDaemon`: auth, pass-through, translation, events with no subscriber), to show what the
-// usage history and the log cost on top. Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
-// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare]
+// usage history and the log cost on top. `--telemetry=off` turns metrics off (config.json
+// `telemetry.metrics: false`), `--telemetry=on,<origin>` exports traces and the metrics (every
+// second) over OTLP to that origin, for the telemetry rows; without either, the defaults (/metrics
+// on, no OTLP). Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
+// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare] [--telemetry=off|on,<origin>]
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +17,10 @@ import { pathToFileURL } from 'node:url';
 const buildDir = resolve(process.argv[2]!);
 const origin = process.argv[3]!;
 const bare = process.argv.includes('--bare');
+const telemetryArg = process.argv.find((a) => a.startsWith('--telemetry='))?.slice('--telemetry='.length);
+const telemetry = telemetryArg === undefined ? undefined
+  : telemetryArg === 'off' ? { metrics: false }
+  : { otlp: { endpoint: telemetryArg.replace(/^on,/, ''), metrics: true, metricsIntervalSeconds: 1 } };
 // A module of the build by its path; a build from before the daemon's folders (bench/ab.ts --dir
 // an older commit) has it at its old path, given second.
 const mod = (p: string, before?: string) => import(pathToFileURL(join(buildDir, p)).href).catch((e: unknown) => {
@@ -40,6 +47,7 @@ writeFileSync(join(stateDir, 'config.json'), JSON.stringify({
   aliases: { failover: ['compat/down-5.4', 'openai/gpt-5.4'] },
   routing: { providers: { compat: { retries: 0 } }, breaker: { failures: 1_000_000_000 } },
   cache: { providers: { nocache: { breakpoints: false } } },
+  ...(telemetry ? { telemetry } : {}),
 }), { mode: 0o600 });
 process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
 process.env.GATEWAY_NOCACHE_API_KEY = 'sk-ant-bench';

@@ -95,7 +95,7 @@ async function waitHost(maxMs: number): Promise<number> {
 
 // Targets from the issues (#2 core, #3 unified, #4 events subscriber). The TTFB and per-chunk
 // targets ("no added delay beyond the floor's") get a stated tolerance for measurement noise.
-const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65 };
+const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65, telemetry: 0.05 };
 
 /** The hub's doors at the root, the issue that set their targets, and the provider each serves untranslated. */
 const DOORS: ReadonlyArray<{ kind: Target['kind']; name: string; issue: string; fastPath: string }> = [
@@ -295,6 +295,12 @@ async function main(): Promise<void> {
   // a node:http hello-world (what one core here can serve at all, with no upstream call).
   const bare = await startServer<{ port: number; pid: number; proxyKey: string }>('bare daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--bare']);
   const hello = await startServer<{ port: number; pid: number }>('hello', SERVER_CORE, [node, join(BENCH_DIR, 'hello.ts')]);
+  // #23: the same daemon with telemetry off (no metrics, no OTLP), and with /metrics scraped every
+  // second and OTLP export on (traces, and the metrics every second) to a sink that keeps nothing.
+  const sink = await startServer<{ port: number; pid: number }>('otlp sink', LOAD_CORE, [node, join(BENCH_DIR, 'otlp-sink.ts')]);
+  type DaemonInfo = { port: number; pid: number; proxyKey: string };
+  const telOff = await startServer<DaemonInfo>('daemon, telemetry off', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--telemetry=off']);
+  const telOn = await startServer<DaemonInfo>('daemon, telemetry on', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port}`]);
   let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
   let portkeyNa: string | undefined;
   if (PEERS) {
@@ -303,7 +309,7 @@ async function main(): Promise<void> {
 
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
   const limited = { authorization: `Bearer ${d.limitedKey ?? d.proxyKey}` };
@@ -363,6 +369,18 @@ async function main(): Promise<void> {
     });
   }
 
+  // #23's rows, measured in their own section: native and one translated door, on each telemetry daemon.
+  const telemetryTargets = ([['off', telOff.info], ['on', telOn.info]] as const).flatMap(([mode, info]): Target[] => {
+    const headers = { authorization: `Bearer ${info.proxyKey}` };
+    return [
+      { id: `telemetry-${mode}-native`, label: `native /openai, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers, shape: openaiShape, streamNa: 'not measured' },
+      { id: `telemetry-${mode}-translated`, label: `messages → OpenAI, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), streamPath: '', streamBody: '', headers, shape: anthropicShape, streamNa: 'not measured' },
+    ];
+  });
+  for (const t of telemetryTargets) {
+    await preflight(t);
+    if (t.na) log(`${t.label}: n/a (${t.na})`);
+  }
   for (const t of targets) {
     if (!t.na) await preflight(t);
     if (t.na) log(`${t.label}: n/a (${t.na})`);
@@ -410,6 +428,23 @@ async function main(): Promise<void> {
       log(`subscriber rep ${rep + 1}: without ${int(sub.without.at(-1)!.rps)} req/s, with ${int(sub.with.at(-1)?.rps ?? NaN)} req/s (${sub.events} events so far)`);
     }
   }
+
+  // Telemetry (#23): each path on the daemon with telemetry off, then on (scraped every second while
+  // its steps run, OTLP export on), paired per repetition at c=16.
+  const telBodies = new Map(telemetryTargets.filter((t) => !t.na).map((t) => [t.id, bodyFile(t.body)]));
+  const tel = new Map<string, Step[]>();
+  let scrapes = 0;
+  const scrape = setInterval(() => { void fetch(`http://127.0.0.1:${telOn.info.port}/metrics`).then((r) => r.text()).then(() => { scrapes++; }, () => {}); }, 1000);
+  try {
+    for (const t of telemetryTargets.filter((x) => !x.na)) await step(t, 16, WARMUP, telBodies.get(t.id)!, false);
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const t of telemetryTargets.filter((x) => !x.na)) {
+        const s = await step(t, 16, DURATION, telBodies.get(t.id)!);
+        tel.set(t.id, [...(tel.get(t.id) ?? []), s]);
+        log(`telemetry rep ${rep + 1}: ${t.label}: ${int(s.rps)} req/s, ${us(s.cpuPerReq)} CPU/req`);
+      }
+    }
+  } finally { clearInterval(scrape); }
 
   // Streams: c=1, sequential, in interleaved rounds, each gated and retried like a step.
   type StreamResult = { ttfb: number[]; total: number[]; chunks: number[]; delay: number[]; error?: string };
@@ -574,8 +609,31 @@ async function main(): Promise<void> {
     L.push('', `The subscriber received ${int(sub.events)} events (${(sub.bytes / 1048576).toFixed(1)} MiB) during the measured steps.`, '');
   }
 
+  // Telemetry
+  const telPaths = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
+  const telRatio = (p: string) => {
+    const off = tel.get(`telemetry-off-${p}`) ?? [];
+    const on = tel.get(`telemetry-on-${p}`) ?? [];
+    return median(on.map((x, i) => x.rps / off[i]!.rps - 1));
+  };
+  L.push('## Telemetry (c=16): off, and on with /metrics scraped every second and OTLP export on', '');
+  L.push('| path | off req/s | on req/s | change (paired) | off CPU/req | on CPU/req |', '|---|---:|---:|---:|---:|---:|');
+  for (const [p, label] of telPaths) {
+    const off = tel.get(`telemetry-off-${p}`) ?? [];
+    const on = tel.get(`telemetry-on-${p}`) ?? [];
+    if (off.length === 0 || on.length === 0) { L.push(`| ${label} | n/a | n/a | | | |`); continue; }
+    L.push(`| ${label} | ${int(median(off.map((x) => x.rps)))} | ${int(median(on.map((x) => x.rps)))} | ${signedPct(telRatio(p))} | ${us(median(off.map((x) => x.cpuPerReq)))} | ${us(median(on.map((x) => x.cpuPerReq)))} |`);
+  }
+  L.push('', `The "on" daemon was scraped ${scrapes} times during its steps; CPU/req is the daemon's own (user + system).`, '');
+
   // Targets
   const rows: Array<[string, string, string, boolean | undefined]> = [];
+  for (const [p, label] of telPaths) {
+    const off = tel.get(`telemetry-off-${p}`) ?? [];
+    if (off.length === 0) { rows.push(['#23', `${label}: telemetry on within ${pct(T.telemetry)} of off (req/s, c=16)`, 'n/a', undefined]); continue; }
+    const r = telRatio(p);
+    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(r)}`, r > -T.telemetry]);
+  }
   const overC = (f: (c: number) => number, fmt: (x: number) => string, ok: (x: number) => boolean): [string, boolean] => {
     const xs = CONCURRENCY.map((c) => [c, f(c)] as const);
     return [xs.map(([c, x]) => `c=${c}: ${fmt(x)}`).join(' · '), xs.every(([, x]) => Number.isFinite(x) && ok(x))];
@@ -696,7 +754,7 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${stamp}${PEERS ? '-peers' : ''}${QUICK ? '-quick' : ''}.md`);
   writeFileSync(file, md);
-  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, streams, rss, build }, null, 1));
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, telemetry: Object.fromEntries(tel), streams, rss, build }, null, 1));
   process.stdout.write(md + '\n');
   log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
 }

@@ -9,7 +9,7 @@ import type { BodyLog } from './observe/body-log.js';
 import type { EventBus } from './observe/events.js';
 import type { ProviderKeys } from './access/provider-keys.js';
 import type { ResponseStore } from './store/responses.js';
-import type { Stats } from './observe/tracker.js';
+import type { StartSpan, Stats } from './observe/tracker.js';
 import type { Upstreams } from './relay/upstream.js';
 import type { Limiter } from './limits/limiter.js';
 import type { PriceTable } from './observe/usage/prices.js';
@@ -47,6 +47,8 @@ export interface DaemonContext {
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */
   bodyLog?: BodyLog;
+  /** Opens a request's trace span; set only while traces are exported (telemetry/), so without an exporter no span is made. */
+  startSpan?: StartSpan;
   /** Unix seconds; injectable so tests can pin `created`. */
   now: () => number;
   /** Milliseconds since the epoch, what expiry is judged by (keys, stored responses); injectable. */

@@ -15,6 +15,7 @@ import type { GatewayEvent, RequestFailed, RequestFinished, RequestStarted } fro
 import { openUsageHistory, recordUsage, storeBodies, usageConfig, type UsageHistory, type UsageRecorder } from './observe/usage/index.js';
 import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
+import { parseTelemetry } from './telemetry/index.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -110,6 +111,10 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   let recorder: UsageRecorder | undefined;
   const secrets = createSecretSource({ dir, env: process.env });
   const dashboard = createDashboard({ dir, daemon: () => daemon!, recorder: () => recorder, secrets, log });
+  // Telemetry is read once, at start (its exporters are made then); its cost metric uses the usage history's prices.
+  const telemetry = parseTelemetry(config.telemetry, process.env);
+  for (const w of telemetry.warnings) log(`warning: config.json ${w}`);
+  let prices = history?.prices;
 
   daemon = await startDaemon({
     host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
@@ -126,6 +131,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     },
     mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
     onShutdown: () => { void stop().then(() => process.exit(0)); },
+    telemetry: telemetry.settings,
+    prices: () => recorder?.prices ?? (prices ??= usageConfig(config.usage).prices),
   });
   if (history) {
     recorder = recordUsage(history, daemon.ctx.bus, log);

@@ -33,6 +33,7 @@ import { parseResponsesSettings, ResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter } from './limits/limiter.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
+import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
 
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
@@ -60,6 +61,10 @@ export interface DaemonOptions {
   onShutdown?: () => void;
   /** How long a session key (chat, run) lives without a renewal; default SESSION_LEASE_MS. */
   sessionLeaseMs?: number;
+  /** Metrics and traces (config.json `telemetry`, telemetry/settings.ts); default: /metrics on, no OTLP. */
+  telemetry?: TelemetrySettings;
+  /** The usage history's price table, for the cost metric. */
+  prices?: () => PriceTable | undefined;
 }
 
 export interface RunningDaemon {
@@ -124,6 +129,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };
   const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
+  const telemetry = await startTelemetry(ctx, { settings: opts.telemetry ?? TELEMETRY_DEFAULTS, prices: opts.prices, host, adminToken, log });
   let draining = false;
 
   // Settings first: a provider added, changed or removed in config.json is in the registry before
@@ -151,6 +157,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (models === undefined) assertPlainPath(path);
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    if (path === METRICS_PATH && telemetry.scrape) {
+      telemetry.scrape(req, res);
       return;
     }
     if (path.startsWith('/admin/') || path === '/dashboard' || path.startsWith('/dashboard/')) {
@@ -239,7 +249,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     };
     server.once('error', onError);
     server.listen(opts.port ?? 8080, host, () => { server.off('error', onError); resolve(); });
-  });
+  }).catch(async (e: unknown) => { await telemetry.close(); throw e; });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log(`listening on ${url}`);
@@ -258,6 +268,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await ctx.responses.close();
       await ctx.limits.close();
       await ctx.upstreams.close();
+      await telemetry.close();
     },
   };
 }

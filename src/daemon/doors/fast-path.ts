@@ -29,6 +29,8 @@ export async function fastPath(run: DoorRun): Promise<Attempt> {
   if (cacheKey !== undefined && (edited ?? body).prompt_cache_key !== cacheKey) edited = { ...(edited ?? body), prompt_cache_key: cacheKey };
   const out = edited ? json(inBody ? { ...edited, model } : edited) : inBody ? withModel(raw, body, model) : raw;
   const headers = providerHeaders(p.id, req.headers, route.providerKey);
+  const traceparent = tracker.traceparent();
+  if (traceparent) headers.traceparent = traceparent;
   headers['content-length'] = String(out.length);
   delete headers['transfer-encoding'];
   const q = upstreamQuery(run.query);

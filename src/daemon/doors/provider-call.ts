@@ -13,10 +13,12 @@ export async function callProvider(run: DoorRun, call: UpstreamCall, stream: boo
   const { ctx, route, res, tracker } = run;
   const { p } = route;
   let outcome: CallOutcome;
+  const headers = gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers });
+  const traceparent = tracker.traceparent();
+  if (traceparent) headers.traceparent = traceparent;
   try {
     outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
-      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body),
-      headers: gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers }),
+      method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body), headers,
     }, res, openStream);
   } catch (err) {
     if (err instanceof GatewayError) throw err;

@@ -27,6 +27,7 @@ import { DEFAULT_ROUTING, type KeyOrder, type RoutingSettings } from '../routing
 import { sessionOf } from '../routing/sessions.js';
 import { routeTargets } from '../routing/targets.js';
 import { wholeAnswerFor } from './answer-stream.js';
+import { clientOf } from './clients.js';
 import { countThrough } from './count.js';
 import type { Attempt, Door, DoorCall, DoorRun, Obj, Route } from './door.js';
 import { fastPath } from './fast-path.js';
@@ -97,6 +98,7 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
     const nextKey = (): Promise<boolean> => nextPoolKey(run, used, routing);
     keys: for (;;) {
       for (let retry = 0; ; retry++) {
+        run.tracker.attemptStarted(targetName(run.route), run.route.keyLabel);
         const a = await attempt(run);
         if (a.kind === 'done') {
           if (run.res.statusCode < 400) {
@@ -107,6 +109,7 @@ async function attempts(run: DoorRun, targets: readonly ResolvedModel[], session
           return;
         }
         run.attempts.push(`${attemptName(run)}=${a.outcome}`);
+        run.tracker.attemptEnded(String(a.outcome));
         last = a;
         const pool = ctx.providerKeys.isPool(p);
         // A key the provider refuses is out until it is set again; the next key serves the request.
@@ -273,10 +276,11 @@ async function admit(
   const stream = call.stream ?? body.stream === true;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: key.id, keyName: key.name, mode: door.mode, provider: route.p.id, model: route.model,
-    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers, session: named,
-  });
+    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers, session: named, asked,
+  }, ctx.startSpan);
   facts.tracked = true;
-  const capture = ctx.bodyLog?.begin(tracker, raw);
+  const logged = ctx.bodyLog?.begin(tracker, raw);
+  const capture = tracker.span ? tracker.span.reads({ protocol: door.protocol, request: raw, target: () => run.route.target, client: () => clientOf(door) }, logged) : logged;
   const run: DoorRun = {
     ctx, door, call, req, res, query, key, clientRaw: raw, clientBody: body, raw, body, route, attempts: [], waitedMs: 0, stream, tracker, capture, extras: {},
   };

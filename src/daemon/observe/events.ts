@@ -45,6 +45,20 @@ export function irUsageToTokens(u: Usage | undefined): TokenUsage {
   return out;
 }
 
+/**
+ * One call to a provider while a door's request ran (an attempt): its target (`provider/model`),
+ * the pool key's label ('' for a provider with one key), when it started and ended (ms since the
+ * request's start), and how it ended (the provider's status, `connect-error`, `timeout`…).
+ * For traces' attempt spans and the client-side metrics (telemetry/).
+ */
+export interface AttemptTiming {
+  target: string;
+  keyLabel: string;
+  startMs: number;
+  endMs: number;
+  outcome: string;
+}
+
 export interface RequestStarted {
   type: 'started';
   id: string;
@@ -104,6 +118,10 @@ export interface RequestFinished {
   waitedMs?: number;
   /** The label of the provider key that served, when its provider has a key pool (never the key). */
   keyLabel?: string;
+  /** Chunks written to the client (a stream's events; 1 for a whole answer). */
+  chunks?: number;
+  /** Each call to a provider, in order, when the request made any through a door (not set for native requests). */
+  attempts?: AttemptTiming[];
 }
 
 export interface RequestFailed {
@@ -130,6 +148,8 @@ export interface RequestFailed {
   waitedMs?: number;
   /** The label of the provider key that served, when its provider has a key pool (never the key). */
   keyLabel?: string;
+  /** Each call to a provider, in order, when the request made any through a door (not set for native requests). */
+  attempts?: AttemptTiming[];
 }
 
 export type GatewayEvent = RequestStarted | RequestFirstByte | RequestProgress | RequestFinished | RequestFailed;

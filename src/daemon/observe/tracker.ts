@@ -1,10 +1,12 @@
 // Follows one request through its life and publishes its events (started, first byte, progress,
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
+import type { ClientProtocol, ProtocolId, Target } from '../../providers/ir/protocol.js';
 import type { ProviderId } from '../../providers/types.js';
 import type { LimitKind } from '../limits/limits.js';
+import type { BodyCapture } from './body-log.js';
 import { sessionTag } from './session-tag.js';
-import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type RequestFailed, type RequestFinished, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
+import { EventBus, maskHeaders, PROGRESS_INTERVAL_MS, type AttemptTiming, type RequestFailed, type RequestFinished, type RequestMode, type RequestStarted, type TokenUsage } from './events.js';
 
 export class Stats {
   requestsServed = 0;
@@ -85,6 +87,8 @@ export interface TrackStart {
   headers?: Record<string, string | string[] | undefined>;
   /** The session the client named (routing/sessions.ts sessionOf), as it is: tagged (session-tag.ts) when published. */
   session?: string;
+  /** The model name as the client sent it (an alias, a name with fallbacks), when a door read one. */
+  asked?: string;
 }
 
 /** How a request ended, for what settles it (a key's limits): the target that served it, what it used. */
@@ -100,6 +104,37 @@ export interface TrackEnd {
   requested: string | null;
   outputBytes: number;
 }
+
+/**
+ * A request's trace span while traces are exported (telemetry/tracer.ts); the tracker tells it
+ * each call to a provider and the end. Without an exporter there is none: nothing is created.
+ */
+export interface TrackerSpan {
+  attemptStarted(target: string, keyLabel: string): void;
+  attemptEnded(outcome: string): void;
+  /** The W3C `traceparent` the provider call about to go out carries (the open attempt's context). */
+  traceparent(): string;
+  /**
+   * Where the answer the client gets is kept, so the span can read its finish reasons, id and
+   * (opt-in) content at the end: `logged` when the body log keeps it already; returns the capture
+   * the request path writes to (the span's own when there was none).
+   */
+  reads(source: AnswerSource, logged: BodyCapture | undefined): BodyCapture | undefined;
+  end(ev: RequestFinished | RequestFailed): void;
+}
+
+/** A door's request and answer, as its span reads them at the end (telemetry/answer.ts). */
+export interface AnswerSource {
+  /** The protocol the client speaks (its answer is in it). */
+  readonly protocol: ProtocolId;
+  readonly request: Buffer;
+  /** The target that answered (read when the request ends: a fallback moves it). */
+  readonly target: () => Target;
+  readonly client: () => Promise<ClientProtocol>;
+}
+
+/** Opens a request's span, or gives none (traces off, or not sampled). */
+export type StartSpan = (id: string, info: TrackStart) => TrackerSpan | undefined;
 
 export class RequestTracker {
   readonly id = `req_${runId}${(++seq).toString(36)}`;
@@ -117,14 +152,47 @@ export class RequestTracker {
   readonly startedProvider: ProviderId;
   readonly startedModel: string | null;
 
-  constructor(private bus: EventBus, private stats: Stats, info: TrackStart) {
+  /** The request's trace span, when traces are exported. */
+  readonly span: TrackerSpan | undefined;
+  /** The calls to providers so far (attemptStarted/attemptEnded); undefined until the first. */
+  private calls: AttemptTiming[] | undefined;
+  private callOpen = false;
+
+  constructor(private bus: EventBus, private stats: Stats, info: TrackStart, startSpan?: StartSpan) {
     stats.begin();
     this.startedProvider = info.provider;
     this.startedModel = info.model;
     this.announcedStream = info.stream;
+    this.span = startSpan?.(this.id, info);
     if (bus.size > 0) {
       bus.publish(new StartedEvent(this.id, Date.now(), info, info.headers));
     }
+  }
+
+  /** A call to a provider starts (an attempt on `target`, `provider/model`). */
+  attemptStarted(target: string, keyLabel: string): void {
+    (this.calls ??= []).push({ target, keyLabel, startMs: this.elapsedMs, endMs: -1, outcome: '' });
+    this.callOpen = true;
+    this.span?.attemptStarted(target, keyLabel);
+  }
+
+  /** The call ended without an answer for the client (a retry, another key or target may follow). */
+  attemptEnded(outcome: string): void {
+    if (!this.callOpen) return;
+    this.close(outcome);
+    this.span?.attemptEnded(outcome);
+  }
+
+  private close(outcome: string): void {
+    const last = this.calls![this.calls!.length - 1]!;
+    last.endMs = this.elapsedMs;
+    last.outcome = outcome;
+    this.callOpen = false;
+  }
+
+  /** The `traceparent` for the provider call going out now, when traces are exported. */
+  traceparent(): string | undefined {
+    return this.span?.traceparent();
   }
 
   get elapsedMs(): number { return performance.now() - this.t0; }
@@ -187,7 +255,13 @@ export class RequestTracker {
     this.ended = true;
     this.stats.end();
     if (this.settle) this.ending(status, usage, model);
-    if (this.bus.size > 0) this.bus.publish(this.withRouting({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model }));
+    if (this.callOpen) this.close(String(status));
+    if (this.bus.size > 0 || this.span) {
+      const ev = this.withRouting<RequestFinished>({ type: 'finished', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, outputBytes: this.bytes, usage, model, chunks: this.chunks });
+      if (this.calls) ev.attempts = this.calls;
+      this.bus.publish(ev);
+      this.span?.end(ev);
+    }
     this.onDone?.();
   }
 
@@ -207,10 +281,13 @@ export class RequestTracker {
     this.ended = true;
     this.stats.end();
     if (this.settle) this.ending(status, usage, null, code);
-    if (this.bus.size > 0) {
-      const ev: RequestFailed = { type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage };
+    if (this.callOpen) this.close(String(status));
+    if (this.bus.size > 0 || this.span) {
+      const ev = this.withRouting<RequestFailed>({ type: 'failed', id: this.id, time: Date.now(), status, durationMs: this.elapsedMs, ttfbMs: this.ttfb, code, message, usage });
       if (limit) ev.limit = limit;
-      this.bus.publish(this.withRouting(ev));
+      if (this.calls) ev.attempts = this.calls;
+      this.bus.publish(ev);
+      this.span?.end(ev);
     }
     this.onDone?.();
   }

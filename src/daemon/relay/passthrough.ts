@@ -73,9 +73,11 @@ export async function handleNative(
     method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
     // The body streams through unread: a session named in a header only.
     session: sessionOf(req.headers, {}),
-  });
+  }, ctx.startSpan);
   seen.tracked = true;
   if (record.limits) await reserveNative(ctx, record, tracker, p, answerProtocol(p, nativePath), model, buffered);
+  const traceparent = tracker.traceparent();
+  if (traceparent) headers.traceparent = traceparent;
   const capture = bodyLog?.begin(tracker, buffered);
   const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
   await relayAsIs(ctx, provider, res, tracker, { stream, model, capture, protocol: answerProtocol(p, nativePath) }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });

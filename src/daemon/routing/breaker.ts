@@ -12,6 +12,8 @@ interface State { failures: number[]; head: number; openUntil: number; probing: 
 
 export class Breaker {
   private readonly states = new Map<string, State>();
+  /** Told each time a breaker opens (telemetry counts them); `key` is the target or provider it rests. */
+  onOpen: ((key: string) => void) | undefined;
   constructor(private readonly clock: () => number) {}
 
   /** Whether an attempt on `key` may go now; a cooled-down open breaker lets exactly one through. */
@@ -37,6 +39,7 @@ export class Breaker {
       s.probing = false;
       s.failures = [];
       s.head = 0;
+      this.onOpen?.(key);
     }
   }
 

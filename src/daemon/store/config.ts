@@ -43,6 +43,8 @@ export interface GatewayConfig {
   usage?: Record<string, unknown>;
   /** Stored Responses API answers (retention, size cap), validated by src/daemon/store/responses.ts. */
   responses?: Record<string, unknown>;
+  /** Metrics and traces (/metrics, OTLP), validated by src/daemon/telemetry/settings.ts. */
+  telemetry?: Record<string, unknown>;
   /** Providers the user added (`gateway providers add`), checked; never a key. */
   providers: Record<string, StoredProvider>;
   /** Their registry descriptors, and what was wrong with any left out. */
@@ -110,6 +112,7 @@ export function readConfig(dir: string): GatewayConfig {
     ...(typeof obj.lastChatModel === 'string' && obj.lastChatModel ? { lastChatModel: obj.lastChatModel } : {}),
     ...(obj.usage && typeof obj.usage === 'object' && !Array.isArray(obj.usage) ? { usage: obj.usage as Record<string, unknown> } : {}),
     ...(obj.responses && typeof obj.responses === 'object' && !Array.isArray(obj.responses) ? { responses: obj.responses as Record<string, unknown> } : {}),
+    ...(obj.telemetry && typeof obj.telemetry === 'object' && !Array.isArray(obj.telemetry) ? { telemetry: obj.telemetry as Record<string, unknown> } : {}),
   };
 }
 
@@ -129,7 +132,7 @@ export function validateAliasTarget(target: string, what = 'alias target'): stri
   throw new Error(`${what} "${target}" must be <provider>/<model> with provider ${names.join(', ')} (e.g. anthropic/claude-sonnet-4-5)`);
 }
 
-type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'providers'>> & {
+type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'telemetry' | 'providers'>> & {
   aliases?: Record<string, string | string[]>;
   /** Checked by parseRouting, not by the schema: a hand-edited mistake there must not block every other write. */
   routing?: Record<string, unknown>;
@@ -165,6 +168,7 @@ async function openConfStore(dir: string) {
         lastChatModel: { type: 'string' },
         usage: { type: 'object' },
         responses: { type: 'object' },
+        telemetry: { type: 'object' },
       },
     });
   } catch (e) {

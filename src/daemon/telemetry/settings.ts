@@ -1,0 +1,79 @@
+// config.json's `telemetry` section and the standard OpenTelemetry variables, read when the daemon
+// starts:
+//
+//   "telemetry": {
+//     "metrics": true,                      // GET /metrics (default on)
+//     "keyLabels": "all" | ["team-a"],      // per-key series (default none)
+//     "captureContent": false,              // prompts and completions in spans (default off)
+//     "serviceName": "model-gateway",
+//     "otlp": { "endpoint": "http://collector:4318", "protocol": "http/protobuf", "metrics": false, "metricsIntervalSeconds": 60 }
+//   }
+//
+// The section wins over OTEL_EXPORTER_OTLP_ENDPOINT / _PROTOCOL, OTEL_SERVICE_NAME and
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; OTEL_SDK_DISABLED=true turns OTLP off;
+// OTEL_BSP_SCHEDULE_DELAY sets how often span batches leave (ms). The
+// exporters read OTEL_EXPORTER_OTLP_HEADERS (and the per-signal variables) themselves.
+
+export type KeyLabels = 'none' | 'all' | readonly string[];
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+export interface TelemetrySettings {
+  metrics: boolean;
+  keyLabels: KeyLabels;
+  captureContent: boolean;
+  serviceName: string;
+  /** Absent: nothing is exported over OTLP, and no span is ever made. */
+  otlp?: { endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number };
+}
+
+export const TELEMETRY_DEFAULTS: TelemetrySettings = { metrics: true, keyLabels: 'none', captureContent: false, serviceName: 'model-gateway' };
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The settings, and a warning for each value that was not used. */
+export function parseTelemetry(raw: unknown, env: NodeJS.ProcessEnv = process.env): { settings: TelemetrySettings; warnings: string[] } {
+  const warnings: string[] = [];
+  const t = raw === undefined ? {} : isObj(raw) ? raw : (warnings.push('telemetry must be an object; using the defaults'), {});
+  const bool = (v: unknown, field: string, dflt: boolean): boolean => {
+    if (v === undefined) return dflt;
+    if (typeof v === 'boolean') return v;
+    warnings.push(`telemetry.${field} must be true or false; using ${dflt}`);
+    return dflt;
+  };
+  let keyLabels: KeyLabels = 'none';
+  if (t.keyLabels === 'all' || t.keyLabels === true) keyLabels = 'all';
+  else if (Array.isArray(t.keyLabels) && t.keyLabels.every((k) => typeof k === 'string')) keyLabels = t.keyLabels as string[];
+  else if (t.keyLabels !== undefined && t.keyLabels !== false && t.keyLabels !== 'none') warnings.push('telemetry.keyLabels must be "all" or a list of key names; no per-key series');
+
+  const contentEnv = env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() === 'true';
+  const settings: TelemetrySettings = {
+    metrics: bool(t.metrics, 'metrics', true),
+    keyLabels,
+    captureContent: bool(t.captureContent, 'captureContent', contentEnv),
+    serviceName: typeof t.serviceName === 'string' && t.serviceName !== '' ? t.serviceName : env.OTEL_SERVICE_NAME || TELEMETRY_DEFAULTS.serviceName,
+  };
+
+  const o = t.otlp === undefined ? {} : isObj(t.otlp) ? t.otlp : (warnings.push('telemetry.otlp must be an object'), {});
+  const endpoint = typeof o.endpoint === 'string' && o.endpoint !== '' ? o.endpoint : env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint && env.OTEL_SDK_DISABLED?.toLowerCase() !== 'true') {
+    let url: URL | undefined;
+    try { url = new URL(endpoint); } catch { /* reported below */ }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      warnings.push(`telemetry: the OTLP endpoint "${endpoint}" is not an http(s) URL; nothing is exported`);
+    } else {
+      const asked = typeof o.protocol === 'string' ? o.protocol : env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+      let protocol: OtlpProtocol = 'http/protobuf';
+      if (asked === 'http/json') protocol = 'http/json';
+      else if (asked !== 'http/protobuf') warnings.push(`telemetry: OTLP protocol "${asked}" is not supported; using http/protobuf (the collector's OTLP/HTTP port, usually 4318)`);
+      const interval = o.metricsIntervalSeconds;
+      const seconds = typeof interval === 'number' && Number.isFinite(interval) && interval >= 1 ? interval : 60;
+      if (interval !== undefined && seconds !== interval) warnings.push('telemetry.otlp.metricsIntervalSeconds must be a number >= 1; using 60');
+      // The standard variable for the span batches' interval (the SDK's default, 5 s, otherwise).
+      const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+      const batchDelayMs = Number.isFinite(delay) && delay > 0 ? delay : 5000;
+      settings.otlp = { endpoint: endpoint.replace(/\/+$/, ''), protocol, metrics: bool(o.metrics, 'otlp.metrics', false), metricsIntervalMs: seconds * 1000, batchDelayMs };
+    }
+  }
+  return { settings, warnings };
+}
