@@ -103,6 +103,24 @@ describe('routing\'s figures', () => {
   });
 });
 
+describe('limit refusals', () => {
+  it('a request refused by its key\'s limit counts by the limit that refused it', async () => {
+    gw = await startTestGateway();
+    const { key } = gw.keys.create({ name: 'capped', limits: { rpm: 1, budget: { usd: 0.000001, period: 'day' } } });
+    const { key: paced } = gw.keys.create({ name: 'paced', limits: { rpm: 1 } });
+    await gw.daemon.reload();
+    const send = (k: string) => new Anthropic({ baseURL: gw!.url, apiKey: k, maxRetries: 0 }).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    await send(key); // over its budget
+    await send(paced);
+    await send(paced); // over its rpm
+    await send(paced);
+    const m = await scrape(gw);
+    expect(m.get('gateway_limit_refusals_total{gateway_limit_kind="budget"}')).toBe(1);
+    expect(m.get('gateway_limit_refusals_total{gateway_limit_kind="rpm"}')).toBe(2);
+    expect(m.get('gateway_limit_refusals_total{gateway_limit_kind="tpm"}') ?? 0).toBe(0);
+  });
+});
+
 describe('streams in flight', () => {
   it('a stream counts while it runs and not after', async () => {
     gw = await startTestGateway();

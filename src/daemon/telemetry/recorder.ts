@@ -11,8 +11,6 @@ import type { Metrics } from './metrics.js';
 import { doorName, operationName, providerName } from './semconv.js';
 import { observe, seriesKey, type Series } from './store.js';
 
-/** The kinds of limit a key can refuse a request for (#21 sets `limit` on those refusals). */
-const LIMIT_KINDS: ReadonlySet<string> = new Set(['budget', 'rpm', 'tpm', 'concurrency']);
 /** In-flight requests remembered at most; an older one whose end never came is forgotten. */
 const MAX_OPEN = 50_000;
 /** Bundles kept at most (their keys hold raw model names): past this the cache starts over. */
@@ -119,11 +117,9 @@ export class MetricsRecorder {
     const b = this.bundle(ev, s, provider, requested, reported, err);
     b.requests.sum++;
 
-    if (ev.type === 'failed' && ev.refused) {
-      const kind = (ev as RequestFailed & { limit?: string }).limit;
-      if (kind !== undefined && LIMIT_KINDS.has(kind)) this.d.metrics.limitRefusals.get([kind]).sum++;
-      return;
-    }
+    // A key's limit refuses a request once it is tracked (its record is a 429 like any other).
+    if (ev.type === 'failed' && ev.limit !== undefined) this.d.metrics.limitRefusals.get([ev.limit]).sum++;
+    if (ev.type === 'failed' && ev.refused) return;
     if (!s || !provider) return;
 
     // Tokens and cost, when the provider said how many.
