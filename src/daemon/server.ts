@@ -31,7 +31,7 @@ import { GEMINI_DOOR, geminiCall } from './doors/gemini.js';
 import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
 import { parseResponsesSettings, ResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
-import { Limiter } from './limits/limiter.js';
+import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
 import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
 
@@ -119,8 +119,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     limits: new Limiter({
       stateDir: opts.stateDir, clock, log,
       prices: () => settings.prices ?? (shipped ??= buildPriceTable(readShippedPrices()).table),
-      // A claim outlives any answer still arriving within the upstream timeouts; one past them belonged to a request that vanished.
-      holdMs: () => timeouts.connectMs + timeouts.headersMs + timeouts.idleMs,
+      // A claim outlives any answer still arriving (the upstream timeouts, then the longest stream); one past them belonged to a request that vanished.
+      holdMs: () => timeouts.connectMs + timeouts.headersMs + LONGEST_ANSWER_MS,
     }),
     bus: new EventBus(),
     breaker: new Breaker(clock),

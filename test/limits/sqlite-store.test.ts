@@ -48,10 +48,11 @@ it('tpm holds the worst case until settlement, then what was used; retry-after i
   await store.settle(a, { tokens: 200, usd: 0 });
   const b = claim({ tokens: 500 });
   expect(await store.reserve(limits, b)).toEqual({ ok: true }); // 200 + 500
-  // Larger than the whole limit: never fits, so no wait is promised.
-  const never = await store.reserve(limits, claim({ tokens: 1001 }));
-  expect(never).toMatchObject({ ok: false, limit: 'tpm' });
-  expect(never.ok === false && never.retryAfterMs).toBeUndefined();
+  // Larger than the whole limit: it runs alone, once the minute is empty (b, admitted at +5 s, leaves at +65 s).
+  expect(await store.reserve(limits, claim({ tokens: 1001 }))).toMatchObject({ ok: false, limit: 'tpm', asked: 1001, retryAfterMs: 60_000 });
+  now += 60_000;
+  expect(await store.reserve(limits, claim({ tokens: 1001 }))).toEqual({ ok: true });
+  expect(await store.reserve(limits, claim({ tokens: 1 }))).toMatchObject({ ok: false, limit: 'tpm' });
   await store.close();
 });
 

@@ -78,11 +78,13 @@ describe('windows', () => {
       expect(((await refused.json()) as any).error.message).toMatch(/limited to 1000 tokens a minute: 900 used and 0 held by requests in flight/);
       now = t0 + 60_000;
       expect((await chat(key)).status).toBe(200);
-      // More than the whole minute's tokens in one request never fits: said so, with no wait promised.
+      // More than the whole minute's tokens in one request: it runs alone, once the minute is empty.
       const huge = await chat(key, { max_tokens: 5000 });
       expect(huge.status).toBe(429);
-      expect(huge.headers.get('retry-after')).toBeNull();
-      expect(((await huge.json()) as any).error.message).toMatch(/more than proxy key "k\d+" may use in a minute \(1000\); lower its output cap/);
+      expect(huge.headers.get('retry-after')).toBe('60');
+      expect(((await huge.json()) as any).error.message).toMatch(/more than proxy key "k\d+" may use in a minute \(1000\), so it runs only when nothing else of the key's is in the last minute; retry in 60 s/);
+      now = t0 + 120_000;
+      expect((await chat(key, { max_tokens: 5000 })).status).toBe(200);
     } finally {
       gw.mocks.openai.setHandler(undefined);
     }
@@ -120,6 +122,7 @@ describe('refusals in each door\'s shape', () => {
     const res = await send(key);
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBeNull();
+    expect(res.headers.get('x-should-retry')).toBe('false'); // the SDKs' own retries would not help
     expect(res.headers.get('x-gateway-limit')).toBe('budget');
     expect(res.headers.get('x-gateway-limit-reset')).toBe('2026-12-01T00:00:00.000Z');
     const body = await res.json() as any;

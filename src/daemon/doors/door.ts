@@ -133,6 +133,11 @@ export interface Door {
    * Responses store's previous_response_id and `store`): sets run.body/raw and run.extras.
    */
   readonly prepare?: (run: DoorRun) => Promise<void>;
+  /**
+   * Bytes of input the request carries by reference (a stored conversation it continues), for
+   * its key's limits to reserve; Infinity when only the provider knows how much.
+   */
+  readonly heldInput?: (run: DoorRun) => Promise<number>;
 }
 
 // Ids for answers whose provider gave none: unique per daemon run (a random prefix, then a count),

@@ -29,6 +29,7 @@ export const RESPONSES_DOOR: Door = {
   client: async () => (await import('../../providers/protocols/openai-responses/client/index.js')).openaiResponsesClient,
   newId: () => `resp_${newIdSuffix()}`,
   prepare: (run) => prepare(run),
+  heldInput: (run) => heldInput(run),
   // OpenAI's own `error` event (the stream's response object is the provider's, not the gateway's to fail).
   streamError: (error) => `event: error\n${sseData({ type: 'error', code: error.code ?? error.kind, message: error.message, param: null })}`,
 };
@@ -37,6 +38,21 @@ export const RESPONSES_DOOR: Door = {
 function inputItems(input: unknown): unknown[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
   return Array.isArray(input) ? input : [];
+}
+
+/**
+ * What a request continues by reference, for its key's limits: the bytes of a chain the gateway
+ * holds; Infinity for one its provider keeps (or an OpenAI `conversation`), whose size only it knows.
+ */
+async function heldInput(run: DoorRun): Promise<number> {
+  const { ctx, clientBody: body, key } = run;
+  const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
+  if (body.conversation !== undefined && body.conversation !== null) return Infinity;
+  if (previousId === null) return 0;
+  const chain = await ctx.responses.conversation(previousId, key.id);
+  // Not ours: OpenAI may keep it (it goes there as it is), or the attempt refuses it as not found.
+  if (chain === undefined || !('items' in chain)) return Infinity;
+  return Buffer.byteLength(JSON.stringify(chain.items));
 }
 
 /**

@@ -152,14 +152,16 @@ async function reserve(run: DoorRun, targets: ResolvedModel[]): Promise<void> {
   const { ctx, key } = run;
   const limits = key.limits!;
   const prices = ctx.limits.prices();
-  if (limits.budget) {
+  if (limits.budget && !run.call.count) {
     if (!isPriced(targets[0]!, prices)) throw unpriced(key.name, targetName(targets[0]!));
     for (let i = targets.length - 1; i > 0; i--) {
       if (!isPriced(targets[i]!, prices)) run.attempts.push(`${targetName(targets.splice(i, 1)[0]!)}=unpriced`);
     }
   }
-  const worst = run.call.count ? { input: 0, output: 0, usd: 0 } : worstCase(targets, run.door.protocol, run.clientBody, run.clientRaw.length, prices, ctx.clock());
-  const hold = await ctx.limits.reserve(key, limits, run.tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 });
+  // A token count costs nothing: it holds a place in the minute and in flight, and settles at 0.
+  const held = run.call.count || !run.door.heldInput ? 0 : await run.door.heldInput(run);
+  const worst = run.call.count ? { input: 0, output: 0, usd: 0 } : worstCase(targets, run.door.protocol, run.clientBody, run.clientRaw.length + held, prices, ctx.clock());
+  const hold = await ctx.limits.reserve(key, limits, run.tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 }, run.call.count === true);
   run.tracker.onEnd(hold.settle);
 }
 

@@ -9,6 +9,17 @@ import { CACHE_WRITE_1H_MULTIPLE, CACHE_WRITE_5M_MULTIPLE, findPrice, inPeak, ty
 
 /** The most a model whose output cap the gateway does not know is assumed to write. */
 export const UNKNOWN_OUTPUT_CAP = 128_000;
+/**
+ * The input assumed for a request that continues a conversation only its provider holds (OpenAI's
+ * `previous_response_id` or `conversation`): the largest context window of the models that keep
+ * them (400,000 tokens), since the gateway cannot see how long it has grown.
+ */
+export const PROVIDER_HELD_INPUT = 400_000;
+
+/** Whether a Responses-protocol body continues a conversation its provider keeps (its size unknown here). */
+export function continuesProviderConversation(body: Obj): boolean {
+  return (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') || (body.conversation !== undefined && body.conversation !== null);
+}
 
 type Obj = Record<string, unknown>;
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
@@ -73,9 +84,13 @@ function onTarget(t: EstimateTarget, door: ProtocolId, asked: number | undefined
   return { output, usd };
 }
 
-/** The worst case over every target the request may be served by (a fallback may cost more than the first). */
-export function worstCase(targets: readonly EstimateTarget[], door: ProtocolId, body: Obj, bodyBytes: number, prices: PriceTable, at: number): WorstCase {
-  const input = inputEstimate(bodyBytes);
+/**
+ * The worst case over every target the request may be served by (a fallback may cost more than
+ * the first). `inputBytes`: the body's, and what it carries by reference that the gateway holds;
+ * Infinity when only the provider knows (PROVIDER_HELD_INPUT is assumed then).
+ */
+export function worstCase(targets: readonly EstimateTarget[], door: ProtocolId, body: Obj, inputBytes: number, prices: PriceTable, at: number): WorstCase {
+  const input = Number.isFinite(inputBytes) ? inputEstimate(inputBytes) : PROVIDER_HELD_INPUT;
   const asked = requestedOutputCap(door, body);
   let output = 0;
   let usd: number | undefined = 0;

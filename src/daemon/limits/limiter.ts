@@ -15,6 +15,13 @@ import { formatBudget, hasLimits, LIMIT_KINDS, usd, type KeyLimits, type LimitKi
 import { SqliteLimitStore } from './sqlite-store.js';
 import type { Claim, LimitStore, Refused, Standing } from './store.js';
 
+/**
+ * How long an answer may keep streaming after its headers: a claim is held this long past the
+ * upstream timeouts. The longest outputs (128,000 tokens) stream for about 45 minutes at ~50 tokens
+ * a second; an hour covers them, and a claim is released earlier only when its request vanished.
+ */
+export const LONGEST_ANSWER_MS = 60 * 60_000;
+
 export interface LimiterOptions {
   stateDir: string;
   clock: () => number;
@@ -58,7 +65,7 @@ export class Limiter {
    * Reserves `worst` for request `requestId` of `key` (whose limits are set), or throws the refusal.
    * `input` is the input part of `worst.tokens`, kept to settle a request that ends without usage.
    */
-  async reserve(key: KeyRecord, limits: KeyLimits, requestId: string, worst: { input: number; output: number; usd: number }): Promise<Hold> {
+  async reserve(key: KeyRecord, limits: KeyLimits, requestId: string, worst: { input: number; output: number; usd: number }, free = false): Promise<Hold> {
     const store = await this.open();
     const at = this.o.clock();
     const claim: Claim = {
@@ -73,7 +80,14 @@ export class Limiter {
       settle: (end) => {
         if (settled) return;
         settled = true;
-        store.settle(claim, this.used(claim, worst.input, end)).catch((e: unknown) => {
+        let used;
+        try {
+          used = free ? { tokens: 0, usd: 0 } : this.used(claim, worst.input, end);
+        } catch (e) {
+          used = { tokens: claim.tokens, usd: claim.usd }; // never a request's end broken by its accounting
+          this.o.log(`limits: could not price request ${requestId}: ${(e as Error).message}; charged its reservation`);
+        }
+        store.settle(claim, used).catch((e: unknown) => {
           this.o.log(`limits: could not record what request ${requestId} of key "${key.name}" used: ${(e as Error).message}`);
         });
       },
@@ -100,10 +114,13 @@ export class Limiter {
    */
   private used(claim: Claim, input: number, end: TrackEnd): { tokens: number; usd: number } {
     const u = end.usage;
-    const known = u.inputTokens !== undefined && u.outputTokens !== undefined;
+    // Cut short while the provider worked: what it reported so far (Anthropic's input comes
+    // first, its output count only at the end), and at least what reached the client.
+    const cut = end.status >= 400 && PROVIDER_WORKED.has(end.code ?? '');
+    const known = u.inputTokens !== undefined && u.outputTokens !== undefined && !cut;
     let usage: TokenUsage;
     if (known) usage = u;
-    else if (end.status >= 400 && !PROVIDER_WORKED.has(end.code ?? '')) usage = { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 };
+    else if (end.status >= 400 && !cut) usage = { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0 };
     else usage = { ...u, inputTokens: u.inputTokens ?? input, outputTokens: Math.max(u.outputTokens ?? 0, Math.ceil(end.outputBytes / 4)) };
     const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
     const prices = this.o.prices();
@@ -111,7 +128,8 @@ export class Limiter {
     const priced = (reported ? requestCost(prices, end.provider, reported, usage, 200, claim.at) : null)
       ?? (end.requested ? requestCost(prices, end.provider, bareModel(end.requested), usage, 200, claim.at) : null);
     const cost = priced ?? claim.usd;
-    return { tokens, usd: known ? cost : Math.min(cost, claim.usd || cost) };
+    // An estimate is never charged above what was held for it (a key without a budget holds no USD).
+    return { tokens, usd: known || claim.usd === 0 ? cost : Math.min(cost, claim.usd) };
   }
 }
 
@@ -122,8 +140,9 @@ export function limitOf(e: GatewayError): LimitKind | undefined {
 }
 
 /** A key with a budget asked for a model the price list cannot charge. */
-export function unpriced(keyName: string, model: string): GatewayError {
-  return new GatewayError('model_unpriced', `proxy key "${keyName}" has a budget, and model "${model}" has no price in the gateway's price list, so its cost could not be charged to it; add its prices under usage.prices in config.json (USD per million tokens: {"input": …, "output": …}) or use a priced model`);
+export function unpriced(keyName: string, what: string, why = 'has no price in the gateway\'s price list'): GatewayError {
+  const subject = why.startsWith('names') ? what : `model "${what}"`;
+  return new GatewayError('model_unpriced', `proxy key "${keyName}" has a budget, and ${subject} ${why}, so its cost could not be charged to it; add its prices under usage.prices in config.json (USD per million tokens: {"input": …, "output": …}) or use a priced model`);
 }
 
 /** Failures after which the provider may have billed work it did (as opposed to refusing the request). */
@@ -143,17 +162,19 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
         + (r.held > 0 ? ` (and requests in flight hold ${usd(r.held)} more)` : '')
         + `; this request could cost up to ${usd(r.asked)}; ${reset}`;
       if (r.resetAt !== undefined) headers['x-gateway-limit-reset'] = new Date(r.resetAt).toISOString();
+      // No retry-after (an SDK would sleep on it until the period ends), and the SDKs' own retries are told not to.
+      headers['x-should-retry'] = 'false';
       const e = new GatewayError('budget_exceeded', message);
-      e.headers = headers; // no retry-after: an SDK would sleep on it until the period ends
+      e.headers = headers;
       return e;
     }
     case 'rpm':
       message = `proxy key "${name}" is limited to ${r.max} requests a minute and made ${r.used} in the last minute; retry in ${seconds(r.retryAfterMs!)} s`;
       break;
     case 'tpm':
-      message = r.retryAfterMs === undefined
-        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}); lower its output cap (max_tokens) or raise the key's tpm`
-        : `proxy key "${name}" is limited to ${r.max} tokens a minute: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs)} s`;
+      message = r.asked > r.max
+        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}), so it runs only when nothing else of the key's is in the last minute; retry in ${seconds(r.retryAfterMs ?? 60_000)} s, or lower its output cap (max_tokens), or raise the key's tpm`
+        : `proxy key "${name}" is limited to ${r.max} tokens a minute: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs!)} s`;
       break;
     case 'concurrency':
       message = `proxy key "${name}" may have ${r.max} requests in flight at once, and has ${r.used}; retry in 1 s`;
@@ -166,6 +187,8 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
   if (r.retryAfterMs !== undefined) {
     headers['retry-after'] = String(seconds(r.retryAfterMs));
     headers['retry-after-ms'] = String(Math.max(0, Math.ceil(r.retryAfterMs)));
+  } else {
+    headers['x-should-retry'] = 'false'; // it will not fit, however long the client waits
   }
   const e = new GatewayError('rate_limited', message);
   e.headers = headers;

@@ -129,10 +129,11 @@ export class SqliteLimitStore implements LimitStore {
     }
     if (limits.tpm !== undefined) {
       const inWindow = k.tokens;
-      if (inWindow + claim.tokens > limits.tpm) {
+      // A request larger than the whole minute's tokens runs alone: once nothing else is in the minute.
+      if (inWindow + claim.tokens > limits.tpm && !(claim.tokens > limits.tpm && k.requests === 0)) {
         const heldTokens = k.heldTokens();
         const refusal = { ok: false as const, limit: 'tpm' as const, max: limits.tpm, used: inWindow - heldTokens, held: heldTokens, asked: claim.tokens };
-        if (claim.tokens > limits.tpm) return refusal; // never fits, whatever the wait
+        if (claim.tokens > limits.tpm) return { ...refusal, retryAfterMs: k.at(k.requests - 1).at + MINUTE - now };
         let free = limits.tpm - inWindow;
         for (let i = 0; i < k.requests; i++) {
           const e = k.at(i);
@@ -207,7 +208,11 @@ export class SqliteLimitStore implements LimitStore {
       if (!this.flushing) { this.flushing = true; setTimeout(() => this.flush(), 1000).unref(); } // the disk may come back
       return;
     }
-    this.fold();
+    try {
+      this.fold();
+    } catch {
+      // Tried again in an hour; the rows stay in the ledger meanwhile, where they count the same.
+    }
   }
 
   standing(keyId: string, limits: KeyLimits, now: number): Promise<Standing> {
@@ -252,6 +257,7 @@ export class SqliteLimitStore implements LimitStore {
     const bounds = periodAt(limits.budget!.period, now, limits.tz);
     const id = `${limits.budget!.period}:${limits.tz ?? 'UTC'}:${bounds.start}`;
     if (k.period !== id) {
+      this.flush(); // what was settled a moment ago is read back too
       k.spent = this.spentSince(k.keyId, bounds.start);
       k.period = id;
       k.periodStart = bounds.start;

@@ -14,7 +14,7 @@ import { RequestTracker, type RequestFacts } from '../observe/tracker.js';
 import { sessionOf } from '../routing/sessions.js';
 import { relayAsIs } from './relay-as-is.js';
 import { GatewayError } from '../http/errors.js';
-import { isPriced, worstCase } from '../limits/estimate.js';
+import { continuesProviderConversation, isPriced, worstCase } from '../limits/estimate.js';
 import { limitOf, unpriced } from '../limits/limiter.js';
 import type { KeyRecord } from '../store/keys.js';
 import { providerHeaders } from './upstream.js';
@@ -75,36 +75,49 @@ export async function handleNative(
     session: sessionOf(req.headers, {}),
   }, ctx.startSpan);
   seen.tracked = true;
-  if (record.limits) await reserveNative(ctx, record, tracker, p, answerProtocol(p, nativePath), model, buffered);
-  const traceparent = tracker.traceparent();
-  if (traceparent) headers.traceparent = traceparent;
-  const capture = bodyLog?.begin(tracker, buffered);
-  const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
-  await relayAsIs(ctx, provider, res, tracker, { stream, model, capture, protocol: answerProtocol(p, nativePath) }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+  // From here the record is the tracker's: whatever throws still ends it (and settles its claim).
+  try {
+    if (record.limits) await reserveNative(ctx, record, tracker, p, answerProtocol(p, nativePath), model, nativePath, req.method ?? 'GET', buffered);
+    const traceparent = tracker.traceparent();
+    if (traceparent) headers.traceparent = traceparent;
+    const capture = bodyLog?.begin(tracker, buffered);
+    const body = !hasBody ? undefined : buffered ?? (length !== undefined ? req : Readable.from(limitedBody(req, limit)));
+    await relayAsIs(ctx, provider, res, tracker, { stream, model, capture, protocol: answerProtocol(p, nativePath) }, { method: (req.method ?? 'GET') as 'GET', path, headers, body });
+  } catch (e) {
+    if (e instanceof GatewayError) tracker.fail(e.status, e.code, e.message, {}, limitOf(e));
+    else tracker.fail(500, 'internal_error', 'internal gateway error');
+    throw e;
+  }
 }
+
+/** Native calls that cost nothing whatever their body: model lists and lookups, token counts. */
+const FREE_NATIVE = /(?:\/count_tokens|:countTokens)$/;
 
 /**
  * A key with limits reserves a native request's worst case too (the provider's own usage settles
  * it), so no path bypasses a budget; the refusal ends the request's record.
  */
 async function reserveNative(
-  ctx: DaemonContext, key: KeyRecord, tracker: RequestTracker, p: ProviderDescriptor, protocol: ProtocolId, model: string | null, body: Buffer | undefined,
+  ctx: DaemonContext, key: KeyRecord, tracker: RequestTracker, p: ProviderDescriptor, protocol: ProtocolId, model: string | null,
+  nativePath: string, method: string, body: Buffer | undefined,
 ): Promise<void> {
   const limits = key.limits!;
-  try {
-    const prices = ctx.limits.prices();
-    const target = model === null ? undefined : { provider: p.id, model };
-    if (limits.budget && target && !isPriced(target, prices)) throw unpriced(key.name, `${p.id}/${model}`);
-    let parsed: unknown;
-    try { parsed = body ? JSON.parse(body.toString('utf8')) : {}; } catch { /* the provider answers a body it cannot read */ }
-    const fields = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {};
-    const worst = target ? worstCase([target], protocol, fields, body?.length ?? 0, prices, ctx.clock()) : { input: body?.length ?? 0, output: 0, usd: 0 };
-    const hold = await ctx.limits.reserve(key, limits, tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 });
-    tracker.onEnd(hold.settle);
-  } catch (e) {
-    if (e instanceof GatewayError) tracker.fail(e.status, e.code, e.message, {}, limitOf(e));
-    throw e;
+  const prices = ctx.limits.prices();
+  const free = FREE_NATIVE.test(nativePath) || body === undefined || body.length === 0;
+  const target = model === null ? undefined : { provider: p.id, model };
+  // A budget is charged by the model's prices: a call that costs (it has a body) and whose model
+  // cannot be priced (a batch, an upload, a model only inside the body's parts) is refused.
+  if (limits.budget && !free && (!target || !isPriced(target, prices))) {
+    throw target ? unpriced(key.name, `${p.id}/${model}`) : unpriced(key.name, `${method} /${p.id}${nativePath}`, 'names no model the gateway can price');
   }
+  let parsed: unknown;
+  try { parsed = body ? JSON.parse(body.toString('utf8')) : {}; } catch { /* the provider answers a body it cannot read */ }
+  const fields = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {};
+  // OpenAI's Responses API continues a conversation it keeps by reference: its size only OpenAI knows.
+  const bytes = protocol === 'openai-responses' && continuesProviderConversation(fields) ? Infinity : body?.length ?? 0;
+  const worst = target && !free ? worstCase([target], protocol, fields, bytes, prices, ctx.clock()) : { input: 0, output: 0, usd: 0 };
+  const hold = await ctx.limits.reserve(key, limits, tracker.id, { input: worst.input, output: worst.output, usd: worst.usd ?? 0 }, free);
+  tracker.onEnd(hold.settle);
 }
 
 /** The protocol a native path's answer is in: another one the provider also speaks when the path is its, else its main one. */

@@ -66,9 +66,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         IF p_tpm IS NOT NULL THEN
           SELECT coalesce(sum(tokens), 0), coalesce(sum(tokens) FILTER (WHERE NOT settled AND expires_at > p_at), 0) INTO t, h
             FROM limit_claims WHERE key_id = p_key AND at > p_at - 60000;
-          IF t + p_tokens > p_tpm THEN
+          -- A request larger than the whole minute's tokens runs alone: once nothing else is in the minute.
+          IF t + p_tokens > p_tpm AND NOT (p_tokens > p_tpm AND NOT EXISTS (SELECT 1 FROM limit_claims WHERE key_id = p_key AND at > p_at - 60000)) THEN
             RETURN QUERY SELECT false, 'tpm'::text, (t - h)::float8, h::float8,
-              CASE WHEN p_tokens > p_tpm THEN NULL ELSE (
+              CASE WHEN p_tokens > p_tpm THEN (SELECT max(c.at) + 60000 - p_at FROM limit_claims c WHERE c.key_id = p_key AND c.at > p_at - 60000) ELSE (
                 SELECT x.at + 60000 - p_at FROM (
                   SELECT c.at, sum(c.tokens) OVER (ORDER BY c.at, c.request_id) AS gone FROM limit_claims c WHERE c.key_id = p_key AND c.at > p_at - 60000
                 ) x WHERE p_tpm - t + x.gone >= p_tokens ORDER BY x.at LIMIT 1) END;
