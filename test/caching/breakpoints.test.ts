@@ -115,6 +115,15 @@ describe('automatic cache breakpoints', () => {
     expect(marks(place(b)).map(([at]) => at)).toEqual(['tools[1]', 'system[1]', 'messages[2][0]', 'messages[4][0].content']);
   });
 
+  it('count every mark inside a tool result: a marked system part and a result with two marked parts get one more, not two', () => {
+    const b = agentTurn();
+    b.system![0]!.cache_control = FIVE;
+    b.messages[4]!.content[0]!.content = [{ type: 'text', text: chars(200), cache_control: FIVE }, { type: 'text', text: chars(200), cache_control: FIVE }];
+    const out = place(b);
+    expect(marks(out)).toHaveLength(4);
+    expect(acceptable(out)).toBe(true);
+  });
+
   it('give 1-hour marks where configured', () => {
     expect(marks(place(agentTurn(), 1024, '1h')).map(([, cc]) => cc)).toEqual([HOUR, HOUR, HOUR, HOUR]);
   });

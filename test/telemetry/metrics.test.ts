@@ -191,3 +191,15 @@ describe('the pinned conventions', () => {
     for (const name of [...Object.values(ATTR), ...Object.values(METRIC)]) expect(defined.has(name), name).toBe(true);
   });
 });
+
+describe('bounded series', () => {
+  it('past the cap, every new label set lands in the one series whose labels are all other', async () => {
+    const { Family, MAX_SERIES } = await import('../../src/daemon/telemetry/store.js');
+    const family = new Family({ name: 'x', prom: 'x', kind: 'counter', unit: '1', help: 'x', labels: ['a', 'b'] } as never);
+    for (let i = 0; i < MAX_SERIES; i++) family.get([`m${i}`, 'v']).sum++;
+    family.get(['new-1', 'v']).sum++;
+    family.get(['new-2', 'w']).sum++;
+    expect(family.series.size).toBe(MAX_SERIES + 1);
+    expect(family.get(['new-3', 'v'])).toMatchObject({ values: ['other', 'other'], sum: 2 });
+  });
+});

@@ -60,11 +60,17 @@ export class Family {
     let s = this.series.get(key);
     if (s) return s;
     if (this.series.size >= MAX_SERIES) {
+      // Full: every new label set shares the one series whose values are all `other` (made past the cap).
       const other = this.def.labels.map(() => 'other');
-      return this.at(other.join('\u0001'), other);
+      const otherKey = other.join('\u0001');
+      return this.series.get(otherKey) ?? this.create(otherKey, other);
     }
+    return this.create(key, values);
+  }
+
+  private create(key: string, values: readonly string[]): Series {
     const bounds = this.def.buckets;
-    s = { values, sum: 0, count: 0, bounds, buckets: bounds ? new Array<number>(bounds.length + 1).fill(0) : undefined };
+    const s: Series = { values, sum: 0, count: 0, bounds, buckets: bounds ? new Array<number>(bounds.length + 1).fill(0) : undefined };
     this.series.set(key, s);
     return s;
   }

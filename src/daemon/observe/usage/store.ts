@@ -47,14 +47,14 @@ export interface UsageRow {
   cachedTokens: number | null;
   /** Cache writes, every TTL (a part of inputTokens). */
   cacheWriteTokens: number | null;
-  /** The 1-hour cache writes (a part of cacheWriteTokens); null before schema 6. */
+  /** The 1-hour cache writes (a part of cacheWriteTokens); null before schema 7. */
   cacheWrite1hTokens: number | null;
   reasoningTokens: number | null;
   /** USD; null when unknown (model not in the price table, or no token counts reported). */
   cost: number | null;
-  /** USD the prompt cache saved (prices.ts cacheSavingsOf); null when the cost is unknown, and before schema 6. */
+  /** USD the prompt cache saved (prices.ts cacheSavingsOf); null when the cost is unknown, and before schema 7. */
   cacheSaved: number | null;
-  /** The session the client named, as session-tag.ts keeps it; null when it named none, and before schema 6. */
+  /** The session the client named, as session-tag.ts keeps it; null when it named none, and before schema 7. */
   session: string | null;
   /** The attempts as x-gateway-route lists them (`provider/model[#label]=outcome, …`); null before schema 5 and for native requests. */
   route: string | null;

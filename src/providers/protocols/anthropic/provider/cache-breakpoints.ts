@@ -39,8 +39,9 @@ export function placeCacheBreakpoints(body: Record<string, unknown>, opts: { min
   const turnStart: number[] = [];
   for (const m of messages) { turnStart.push(seq.length); seq.push(...blocks(m.content)); }
 
+  // Every mark the client placed counts, each of a tool result's inner blocks included.
   const marks: Array<{ at: number; ttl: CacheTtl }> = [];
-  seq.forEach((b, at) => { const ttl = markTtl(b); if (ttl !== undefined) marks.push({ at, ttl }); });
+  seq.forEach((b, at) => { for (const ttl of markTtls(b)) marks.push({ at, ttl }); });
   if (marks.length >= MAX_BREAKPOINTS) return body;
 
   const last = messages.length - 1;
@@ -76,12 +77,13 @@ const blocks = (v: unknown): Block[] => (Array.isArray(v) ? v.filter((b): b is B
 /** Thinking blocks cannot carry `cache_control`; every other block the builder makes can. */
 const markable = (b: Block): boolean => b.type !== 'thinking' && b.type !== 'redacted_thinking';
 
-/** The TTL of a block's own mark, or of one inside it (a tool result's content), if any. */
-function markTtl(b: Block): CacheTtl | undefined {
+/** The TTLs of a block's own mark and of those inside it (a tool result's content), in prompt order. */
+function markTtls(b: Block): CacheTtl[] {
+  const out: CacheTtl[] = [];
   const own = ttlOf(b.cache_control);
-  if (own !== undefined) return own;
-  for (const inner of blocks(b.content)) { const t = ttlOf(inner.cache_control); if (t !== undefined) return t; }
-  return undefined;
+  if (own !== undefined) out.push(own);
+  for (const inner of blocks(b.content)) { const t = ttlOf(inner.cache_control); if (t !== undefined) out.push(t); }
+  return out;
 }
 
 function ttlOf(cc: unknown): CacheTtl | undefined {
