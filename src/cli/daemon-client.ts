@@ -132,7 +132,7 @@ export class AdminError extends Error {
 }
 
 /** The message of a daemon error answer ({"error": {"message"}}), if it has one. */
-function errorMessage(text: string): string | undefined {
+export function errorMessage(text: string): string | undefined {
   try {
     const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
     return typeof m === 'string' ? m : undefined;

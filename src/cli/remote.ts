@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { CliError } from './common.js';
 import { fetcherFor, networkReason, type FetchLike } from './daemon-fetch.js';
+import { errorMessage } from './daemon-client.js';
 import { isLoopback } from '../daemon/http/exposure.js';
 import { ADMIN_KEY_PREFIX, PROXY_KEY_PREFIX } from '../daemon/store/keys.js';
 
@@ -69,16 +70,6 @@ export function remoteOf(program: Command, env: NodeJS.ProcessEnv = process.env)
     return { url, adminKey, fetch: fetcherFor(o.caCert !== undefined ? { ca: o.caCert } : undefined) };
   } catch (e) {
     throw new CliError((e as Error).message, 2);
-  }
-}
-
-/** The message of an error answer ({"error": {"message"}}), if it has one. */
-function errorMessage(text: string): string | undefined {
-  try {
-    const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    return typeof m === 'string' ? m : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -9,28 +9,19 @@
 // machine's own LAN address from that address (os.networkInterfaces()), so the daemon sees a peer
 // that is not loopback. The test needs such an interface and says so when there is none.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { closedPort } from '../helpers/ports.js';
-
-/** This machine's first non-internal IPv4 address. */
-function lanAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return undefined;
-}
+import { lanAddress, selfSignedCert } from '../helpers/tls.js';
 
 const home = makeTempHome('gateway-team-');
-const LAN = lanAddress();
-const CERT = join(home.dir, 'gw-cert.pem');
-const KEY = join(home.dir, 'gw-key.pem');
+let LAN = '';
+let CERT = '';
+let KEY = '';
 let mock: MockProvider;
 let env: Record<string, string>;
 let port = 0;
@@ -54,7 +45,7 @@ interface Reply { status: number; headers: Record<string, string | string[] | un
  * otherwise to 127.0.0.1.
  */
 function call(path: string, o: { method?: string; headers?: Record<string, string>; body?: string; from?: 'lan' | 'loopback' } = {}): Promise<Reply> {
-  const host = o.from === 'lan' ? LAN! : '127.0.0.1';
+  const host = o.from === 'lan' ? LAN : '127.0.0.1';
   return new Promise((resolve, reject) => {
     const req = httpsRequest({
       host, port, path, method: o.method ?? 'GET', ca: readFileSync(CERT), servername: 'gw.example',
@@ -96,7 +87,7 @@ function portFree(p: number): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  if (!LAN) throw new Error('this test needs a non-loopback network interface (os.networkInterfaces() lists none): it is how a peer that is not loopback is made on one machine');
+  LAN = lanAddress('it is how a peer that is not loopback is made on one machine');
   mock = await startMockProvider('openai');
   env = {
     GATEWAY_OPENAI_BASE_URL: mock.origin,
@@ -106,10 +97,7 @@ beforeAll(async () => {
   };
   // Self-signed, naming gw.example and the LAN address but not 127.0.0.1: the CLI on this machine
   // reaches the daemon on 127.0.0.1 all the same (it trusts the certificate the daemon recorded).
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', '/CN=gw.example', '-addext', `subjectAltName=DNS:gw.example,IP:${LAN}`, '-keyout', KEY, '-out', CERT,
-  ], { stdio: 'ignore' });
+  ({ cert: CERT, key: KEY } = selfSignedCert(home.dir, `DNS:gw.example,IP:${LAN}`));
 });
 
 afterAll(async () => {
@@ -122,7 +110,7 @@ afterAll(async () => {
 describe('a bind beyond loopback without TLS or --behind-proxy', () => {
   it('is refused at start: one line, exit 2, no daemon file, the port not held', async () => {
     const p = await closedPort();
-    for (const host of ['0.0.0.0', '::', LAN!]) {
+    for (const host of ['0.0.0.0', '::', LAN]) {
       const r = await cli(['start', '--host', host, '--port', String(p)]);
       expectOneLineError(r, new RegExp(`refusing to listen on ${host.replace(/\./g, '\\.')} in plain HTTP.*--tls-cert <file> --tls-key <file>.*--behind-proxy <address>`), 2);
       expect(existsSync(join(home.dir, 'daemon.json'))).toBe(false);
@@ -211,7 +199,7 @@ describe('served over TLS on 0.0.0.0, behind a proxy on this machine (127.0.0.1)
     expect((await chat(proxied, { headers: { 'x-forwarded-for': '203.0.113.66, 198.51.100.7' } })).status).toBe(200);
     await expect.poll(() => logLines().filter((l) => / key=(forger|proxied) -> 200/.test(l)).length, { timeout: 5_000 }).toBe(2);
     const line = (name: string) => logLines().find((l) => l.includes(` key=${name} -> 200`))!;
-    expect(line('forger')).toMatch(new RegExp(` client=${LAN!.replace(/\./g, '\\.')}( |$)`));
+    expect(line('forger')).toMatch(new RegExp(` client=${LAN.replace(/\./g, '\\.')}( |$)`));
     expect(line('forger')).not.toContain('203.0.113.66');
     // The proxy appended the address it saw: the client is the rightmost one that is not a proxy.
     expect(line('proxied')).toContain(' client=198.51.100.7');

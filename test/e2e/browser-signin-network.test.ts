@@ -3,20 +3,17 @@
 // openssl), opened at this machine's LAN address so the daemon sees a peer that is not loopback.
 // The sign-in page takes an admin key; a proxy key or the local admin token is refused there;
 // signing out ends the session.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempHome, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { lanAddress, selfSignedCert } from '../helpers/tls.js';
 
 const CHROMIUM = process.env.GATEWAY_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 const home = makeTempHome('gateway-signin-');
-const CERT = join(home.dir, 'cert.pem');
-const KEY = join(home.dir, 'key.pem');
 let mock: MockProvider;
 let env: Record<string, string>;
 let browser: Browser;
@@ -28,24 +25,17 @@ const cli = (args: string[]) => runCli(args, { home: home.dir, env });
 const text = (l: Locator) => l.first().innerText({ timeout: 500 }).then((t) => t.trim(), () => '');
 const poll = <T>(fn: () => Promise<T>) => expect.poll(fn, { timeout: 8000, interval: 50 });
 
-function lanAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  return undefined;
-}
-
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
-  const lan = lanAddress();
-  if (!lan) throw new Error('this test needs a non-loopback network interface (os.networkInterfaces() lists none) to reach the dashboard over the network');
+  const lan = lanAddress('to reach the dashboard over the network');
   mkdirSync(ARTIFACTS, { recursive: true });
   mock = await startMockProvider('openai');
   env = {
     GATEWAY_OPENAI_BASE_URL: mock.origin, GATEWAY_OPENAI_API_KEY: mock.key,
     GATEWAY_KEYCHAIN_STORE: 'secret-service', DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home.dir, 'no-bus-here')}`,
   };
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', '/CN=gw.example', '-addext', `subjectAltName=IP:${lan}`, '-keyout', KEY, '-out', CERT], { stdio: 'ignore' });
-  const started = await cli(['start', '--host', '0.0.0.0', '--port', '0', '--tls-cert', CERT, '--tls-key', KEY]);
+  const { cert, key } = selfSignedCert(home.dir, `IP:${lan}`);
+  const started = await cli(['start', '--host', '0.0.0.0', '--port', '0', '--tls-cert', cert, '--tls-key', key]);
   const m = /gateway running at https:\/\/0\.0\.0\.0:(\d+)/.exec(started.stdout);
   if (!m) throw new Error(`gateway did not start: ${started.stdout}${started.stderr}`);
   origin = `https://${lan}:${m[1]}`;
