@@ -1,5 +1,6 @@
 // How the CLI finds and talks to a running daemon: `daemon.json` + `admin-token` in the state
-// dir, a liveness check of the pid, then `/admin/*` with the admin token over loopback.
+// dir, a liveness check of the pid, then `/admin/*` with the admin token over loopback (HTTPS when
+// the daemon serves TLS, trusting the certificate it recorded: daemon-fetch.ts).
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { KeyOrigin, PoolKeyReport } from '../daemon/access/provider-keys.js';
@@ -7,6 +8,7 @@ import type { KeyView } from '../daemon/dashboard/keys-api.js';
 import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
 import { gatewayCmd } from './invocation.js';
+import { fetcherFor, localTrust, networkReason } from './daemon-fetch.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -14,6 +16,8 @@ export interface DaemonInfo {
   port: number;
   url: string;
   startedAt: string;
+  /** The certificate file a daemon serving HTTPS uses (the CLI trusts exactly it). */
+  tlsCert?: string;
 }
 
 export interface DaemonStatus {
@@ -67,6 +71,7 @@ export function readDaemonRecord(dir: string): (DaemonInfo & { alive: boolean })
     port: typeof raw.port === 'number' ? raw.port : Number(new URL(raw.url).port),
     url: raw.url.replace(/\/+$/, ''),
     startedAt: typeof raw.startedAt === 'string' ? raw.startedAt : '',
+    ...(typeof raw.tlsCert === 'string' ? { tlsCert: raw.tlsCert } : {}),
   };
   return { ...info, alive: isPidAlive(info.pid) };
 }
@@ -100,9 +105,9 @@ export function clientUrl(url: string): string {
   return url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
 }
 
-export async function healthy(url: string, timeoutMs = 1_000): Promise<boolean> {
+export async function healthy(d: { url: string; tlsCert?: string }, timeoutMs = 1_000): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetcherFor(localTrust(d))(`${clientUrl(d.url)}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();
     return res.ok;
   } catch {
@@ -127,7 +132,7 @@ export class AdminError extends Error {
 }
 
 /** The message of a daemon error answer ({"error": {"message"}}), if it has one. */
-function errorMessage(text: string): string | undefined {
+export function errorMessage(text: string): string | undefined {
   try {
     const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
     return typeof m === 'string' ? m : undefined;
@@ -145,14 +150,14 @@ export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'PO
   if (!d) throw new AdminError(notRunningMessage());
   let res: Response;
   try {
-    res = await fetch(`${d.url}/admin/${path}`, {
+    res = await fetcherFor(localTrust(d))(`${clientUrl(d.url)}/admin/${path}`, {
       method,
       headers: { authorization: `Bearer ${adminToken(dir)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
-    const why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e as Error).message;
+    const why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : networkReason(e);
     throw new AdminError(`the daemon at ${d.url} (pid ${d.pid}) did not answer /admin/${path}: ${why}`);
   }
   const text = await res.text();

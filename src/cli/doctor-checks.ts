@@ -138,7 +138,7 @@ async function checkKeychainAndProviders(dir: string, env: NodeJS.ProcessEnv): P
 async function checkDaemon(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
   const rec = readDaemonRecord(dir);
   if (rec?.alive) {
-    return (await healthy(rec.url, 3_000))
+    return (await healthy(rec, 3_000))
       ? { id: 'daemon', ok: true, title: 'daemon', detail: `running at ${rec.url} (pid ${rec.pid}) and answers /healthz` }
       : { id: 'daemon', ok: false, title: 'daemon', detail: `pid ${rec.pid} is recorded at ${rec.url} but does not answer /healthz`, fix: `${gatewayCmd('logs')}; then ${gatewayCmd('stop')} && ${gatewayCmd('start')}` };
   }

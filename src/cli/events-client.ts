@@ -8,6 +8,7 @@ import type { GatewayEvent } from '../daemon/observe/events.js';
 import { SseParser } from '../daemon/http/sse.js';
 import { FILES } from '../daemon/store/paths.js';
 import { clientUrl, findDaemon, type DaemonInfo } from './daemon-client.js';
+import { fetcherFor, localTrust } from './daemon-fetch.js';
 
 export type ConnectionStatus =
   | { state: 'connecting'; url?: string }
@@ -75,7 +76,7 @@ export function subscribeEvents(opts: SubscribeOptions): EventsSubscription {
     let worked = false;
     try {
       arm();
-      const res = await fetch(`${url}/admin/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: conn.signal });
+      const res = await fetcherFor(localTrust(d))(`${url}/admin/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: conn.signal });
       if (res.status === 401) { await res.body?.cancel(); return { reason: 'the daemon refused the admin token', worked }; }
       if (!res.ok || !res.body) { await res.body?.cancel(); return { reason: `the daemon answered HTTP ${res.status}`, worked }; }
       worked = true;

@@ -23,6 +23,7 @@ import { registerDashboard } from './commands/dashboard.js';
 import { registerMonitor } from './commands/monitor.js';
 import { registerChat } from './commands/chat.js';
 import { gatewayCmd, gatewayName } from './invocation.js';
+import { registerRemoteOptions } from './remote.js';
 
 /** Each entry adds one top-level command; add new commands here. */
 const COMMANDS: ((program: Command) => void)[] = [
@@ -44,11 +45,14 @@ Environment: ${BUILTIN_PROVIDERS.map((p) => p.keyEnv).join(', ')} override store
 provider keys; GATEWAY_PORT, GATEWAY_UPSTREAM_TIMEOUT set start defaults. Advanced/testing:
 GATEWAY_KEYCHAIN_SERVICE (keychain service name, default model-gateway), GATEWAY_KEYCHAIN_STORE
 (Linux: secret-service or keyutils, instead of auto-detection).
+On another machine: GATEWAY_ADMIN_KEY=sk-gwadmin-… ${gatewayCmd('--url https://gw.example:8443 keys list')}
+(keys, status and usage act on that gateway through its admin API).
 
 Quick start:
   printenv ANTHROPIC_KEY | ${gatewayCmd('providers set anthropic --stdin')}
   ${gatewayCmd('start')}
   eval "$(${gatewayCmd('env')})"`);
+  registerRemoteOptions(program);
   for (const register of COMMANDS) register(program);
   return program;
 }

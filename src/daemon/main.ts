@@ -1,8 +1,8 @@
 // Runs the daemon for real: state directory, config, keychain-backed secrets, admin token and
 // daemon.json, an access log without secrets, last-used times, and a drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { startDaemon, type Mount, type RunningDaemon } from './server.js';
 import { readConfig, type GatewayConfig } from './store/config.js';
 import { DEFAULT_ROUTING, type RoutingSettings } from './routing/settings.js';
@@ -16,6 +16,7 @@ import { openUsageHistory, recordUsage, storeBodies, usageConfig, type UsageHist
 import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
 import { parseTelemetry } from './telemetry/index.js';
+import { exposureOf } from './http/exposure.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -25,9 +26,29 @@ export interface RunDaemonOptions {
   log?: (line: string) => void;
   /** Extra routes (dashboard, usage API) built against the running daemon. */
   mounts?: (daemon: () => RunningDaemon) => Mount[];
+  /** PEM files of the certificate (with its chain) and key the daemon serves HTTPS with. */
+  tls?: { certFile: string; keyFile: string };
+  /** The TLS-terminating reverse proxies' IP addresses (exposure.ts parseProxyAddresses). */
+  behindProxy?: readonly string[];
 }
 
-export interface DaemonFile { pid: number; host: string; port: number; url: string; startedAt: string }
+/**
+ * daemon.json: where the CLI finds the daemon. `tlsCert` is the certificate file it serves, which
+ * the CLI on this machine trusts for exactly that daemon (cli/daemon-fetch.ts).
+ */
+export interface DaemonFile { pid: number; host: string; port: number; url: string; startedAt: string; tlsCert?: string; behindProxy?: readonly string[] }
+
+/** The PEM files' contents, read before anything starts; one line naming the file that cannot be read. */
+function readTlsFiles(tls: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer; certFile: string } {
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new Error(`cannot read the TLS ${what} ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    }
+  };
+  return { cert: read(tls.certFile, 'certificate'), key: read(tls.keyFile, 'key'), certFile: resolve(tls.certFile) };
+}
 
 function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): string | undefined {
   if (ev.type === 'started') { started.set(ev.id, ev); return undefined; }
@@ -43,7 +64,8 @@ function accessLine(ev: GatewayEvent, started: Map<string, RequestStarted>): str
   const u = ev.usage;
   const tokens = u.inputTokens !== undefined || u.outputTokens !== undefined ? ` tokens=${u.inputTokens ?? '?'}/${u.outputTokens ?? '?'}` : '';
   const tail = ev.type === 'failed' ? ` error=${ev.code}: ${ev.message}` : '';
-  return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${routeText(ev)}${tail}`;
+  const client = s?.client ? ` client=${s.client}` : '';
+  return `${head} -> ${ev.status} ${Math.round(ev.durationMs)}ms${tokens}${client}${routeText(ev)}${tail}`;
 }
 
 /**
@@ -67,6 +89,9 @@ function configWarnings(c: Pick<GatewayConfig, 'routing' | 'cache'>): string[] {
 }
 
 export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; close(): Promise<void> }> {
+  // Checked before any file is written: a refused bind leaves no trace of a half-started daemon.
+  exposureOf(opts.host, opts.tls !== undefined, opts.behindProxy ?? []);
+  const tls = opts.tls ? readTlsFiles(opts.tls) : undefined;
   const dir = ensureStateDir(opts.stateDir);
   const log = opts.log ?? batchedLog((text) => process.stdout.write(text)).log;
   const config = readConfig(dir);
@@ -119,6 +144,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   daemon = await startDaemon({
     host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
     secrets,
+    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    ...(opts.behindProxy ? { behindProxy: opts.behindProxy } : {}),
     origins: originsFromEnv(process.env),
     timeouts: { headersMs: timeoutS * 1000 },
     loadSettings: () => {
@@ -160,7 +187,10 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     if (line) log(line);
   });
 
-  const info: DaemonFile = { pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString() };
+  const info: DaemonFile = {
+    pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString(),
+    ...(tls ? { tlsCert: tls.certFile } : {}), ...(opts.behindProxy?.length ? { behindProxy: opts.behindProxy } : {}),
+  };
   writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {

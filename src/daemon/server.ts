@@ -3,6 +3,8 @@
 // port 0 against mock providers on loopback.
 import { VERSION } from '../version.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { ProviderId } from '../providers/types.js';
 import { PROTOCOL_FACTS } from '../providers/protocol-facts.js';
@@ -34,6 +36,8 @@ import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upst
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
 import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
+import { exposureOf, type Exposure } from './http/exposure.js';
+import { notePeer, peerOf } from './http/peer.js';
 
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
@@ -65,6 +69,10 @@ export interface DaemonOptions {
   telemetry?: TelemetrySettings;
   /** The usage history's price table, for the cost metric. */
   prices?: () => PriceTable | undefined;
+  /** Serve HTTPS with this certificate and key (PEM): required, or behindProxy, to listen beyond loopback. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** The TLS-terminating reverse proxies' IP addresses: their X-Forwarded-For/-Proto are believed. */
+  behindProxy?: readonly string[];
 }
 
 export interface RunningDaemon {
@@ -73,6 +81,8 @@ export interface RunningDaemon {
   host: string;
   ctx: DaemonContext;
   adminToken: string;
+  /** Who can reach it: loopback only, over TLS, behind which proxies. */
+  exposure: Exposure;
   reload(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish for up to `drainMs`, then closes. */
   close(drainMs?: number): Promise<void>;
@@ -97,8 +107,21 @@ function protocolFor(path: string, req: IncomingMessage): Protocol {
   return 'openai';
 }
 
+/** The TLS context of `tls`, checked before anything else starts; a one-line error when the PEM cannot be used. */
+function tlsOptions(tls: NonNullable<DaemonOptions['tls']>): { cert: string | Buffer; key: string | Buffer } {
+  try {
+    createSecureContext(tls);
+  } catch (e) {
+    throw new Error(`the TLS certificate and key cannot be used together: ${(e as Error).message}`);
+  }
+  return tls;
+}
+
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const host = opts.host ?? '127.0.0.1';
+  // Refused before anything opens: a plain-HTTP bind beyond loopback, a certificate that cannot serve.
+  const exposure = exposureOf(host, opts.tls !== undefined, opts.behindProxy ?? []);
+  const tls = opts.tls ? tlsOptions(opts.tls) : undefined;
   const log = opts.log ?? (() => {});
   const keys = new KeyIndex(opts.stateDir, opts.clock);
   await keys.reload();
@@ -223,21 +246,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     throw new GatewayError('not_found', `no route for ${req.method} ${path}: the gateway serves /v1/chat/completions, /v1/messages, /v1/responses, /v1/models, /v1/models/{model}, /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), and ${allProviders().map((p) => `/${p.id}/…`).join(', ')}`);
   };
 
-  const server = createServer({ keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+  const serverOptions = { keepAliveTimeout: 30_000, requestTimeout: 0, headersTimeout: 60_000 };
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    notePeer(req, exposure);
     const seen: { facts?: RequestFacts } = {};
     route(req, res, seen).catch((err: unknown) => {
       const path = (req.url ?? '/').split('?', 1)[0]!;
       const ge = err instanceof GatewayError ? err : new GatewayError('internal_error', 'internal gateway error');
       if (!(err instanceof GatewayError)) log(`internal error on ${req.method} ${path}: ${(err as Error)?.stack ?? String(err)}`);
       if (seen.facts && !seen.facts.tracked) {
-        publishRefusal(ctx.bus, ctx.stats, seen.facts, { method: req.method ?? 'GET', path, headers: req.headers }, { status: ge.status, code: ge.code, message: ge.message });
+        publishRefusal(ctx.bus, ctx.stats, seen.facts, { method: req.method ?? 'GET', path, headers: req.headers, client: peerOf(req).client }, { status: ge.status, code: ge.code, message: ge.message });
       }
       if (res.headersSent) { res.destroy(); return; }
       // Drain what the client still sends so the error reaches it instead of a reset.
       if (!req.complete) req.resume();
       sendError(res, ge, protocolFor(path, req));
     });
-  });
+  };
+  const server = tls ? createTlsServer({ ...serverOptions, ...tls }, handle) : createServer(serverOptions, handle);
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
@@ -251,11 +277,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     server.listen(opts.port ?? 8080, host, () => { server.off('error', onError); resolve(); });
   }).catch(async (e: unknown) => { await telemetry.close(); throw e; });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log(`listening on ${url}`);
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log(`listening on ${url}${exposure.proxies.length > 0 ? ` behind the reverse proxy at ${exposure.proxies.join(', ')}` : ''}`);
 
   return {
-    url, port, host, ctx, adminToken, reload,
+    url, port, host, ctx, adminToken, exposure, reload,
     async close(drainMs = 10_000) {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

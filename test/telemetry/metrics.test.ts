@@ -37,11 +37,12 @@ describe('who may read /metrics', () => {
     gw = await startTestGateway();
     expect((await fetch(`${gw.url}/metrics`)).status).toBe(200);
     await gw.close();
-    gw = await startTestGateway({ host: '0.0.0.0' });
+    // Beyond loopback (behind a TLS-terminating proxy, as a shared box serves): an admin credential.
+    gw = await startTestGateway({ host: '0.0.0.0', behindProxy: ['192.0.2.1'] });
     const url = `http://127.0.0.1:${gw.daemon.port}/metrics`;
     const refused = await fetch(url);
     expect(refused.status).toBe(401);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/admin token/);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/admin credential/);
     const allowed = await fetch(url, { headers: { authorization: `Bearer ${gw.daemon.adminToken}` } });
     expect(allowed.status).toBe(200);
     expect(await allowed.text()).toContain('# TYPE gateway_requests_total counter');

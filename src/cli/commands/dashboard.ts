@@ -12,7 +12,7 @@ export function registerDashboard(program: Command): void {
   program.command('dashboard')
     .description('open the local web dashboard (keys, providers, live traffic, usage) with a one-time sign-in link')
     .option('--no-open', 'print the one-time sign-in URL instead of opening a browser')
-    .addHelpText('after', '\nThe link signs one browser in, once, within 10 minutes. The dashboard answers only on localhost.')
+    .addHelpText('after', '\nThe link signs one browser in, once, within 10 minutes, on this machine. Reached over the network (a gateway\nstarted with --tls-cert or --behind-proxy), the dashboard signs in with an admin key (keys create --admin) instead.')
     .action((opts: DashboardOpts) => dashboard(opts));
 }
 

@@ -1,10 +1,12 @@
-// `gateway keys create|set|show|list|revoke`: local sk-proxy- keys. A new key is printed once,
-// alone on stdout; afterwards only its id, name and metadata exist (the store keeps a SHA-256
-// hash). Limits are written to keys.json like the rest; what a key used of them is the running
-// daemon's to count, so `show` and `list` ask it (GET /admin/keys).
+// `gateway keys create|set|show|list|revoke`: sk-proxy- keys, and sk-gwadmin- admin keys
+// (`create --admin`). A new key is printed once, alone on stdout; afterwards only its id, name and
+// metadata exist (the store keeps a SHA-256 hash). Limits are written to keys.json like the rest;
+// what a key used of them is the running daemon's to count, so `show` and `list` ask it
+// (GET /admin/keys). With `gateway --url …` every subcommand goes through that gateway's admin API
+// instead (remote.ts), printing the same.
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { KeyStore, keyStatus, parseExpiry, type KeyRecord } from '../../daemon/store/keys.js';
+import { ADMIN_KEY_HAS_NO_LIMITS, KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../../daemon/store/keys.js';
 import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
 import { readJsonSync } from '../../daemon/store/atomic.js';
 import { describeLimits, LimitInputError, type KeyLimits, type LimitsPatch } from '../../daemon/limits/limits.js';
@@ -13,6 +15,8 @@ import { budgetText, describeStanding, type StandingView } from '../../daemon/li
 import { CliError, cliStateDir, note, out, printJson, shortDate, table } from '../common.js';
 import { keyStandings, reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
+import { remoteOf, remoteRequest, type Remote } from '../remote.js';
+import type { KeyView } from '../../daemon/dashboard/keys-api.js';
 
 /** The limit flags `create` and `set` share (`set` adds a --no-… for each). */
 const LIMIT_FLAGS = [
@@ -26,7 +30,7 @@ const LIMIT_FLAGS = [
 type LimitOpts = { [K in (typeof LIMIT_FLAGS)[number][0]]?: string | false };
 
 export function registerKeys(program: Command): void {
-  const cmd = program.command('keys').description('create, list and revoke the local sk-proxy- keys clients use');
+  const cmd = program.command('keys').description('create, list and revoke the sk-proxy- keys clients use, and admin keys (here, or on the gateway of --url)');
 
   const create = cmd.command('create')
     .description(`create a proxy key; prints it once, alone on stdout (KEY=$(${gatewayCmd('keys create')})), details on stderr`)
@@ -34,34 +38,35 @@ export function registerKeys(program: Command): void {
     .option('--expires <when>', 'expiry: a duration like 30d, 12h, 45m, 2w, or an ISO date; default never')
     .option('--models <list>', 'comma-separated models this key may use (e.g. claude-sonnet-4-5,gpt-4o); default all');
   for (const [flag, arg, help] of LIMIT_FLAGS) create.option(`--${flag} ${arg}`, help);
-  create.option('--json', 'print {id,name,key,createdAt,expiresAt,models,limits} instead')
-    .action((opts: CreateOpts) => createKey(opts));
+  create.option('--admin', 'an admin key (sk-gwadmin-…) instead: for the admin API over the network (gateway --url, GATEWAY_ADMIN_KEY) and the dashboard; never a client\'s key, so no --models or limits')
+    .option('--json', 'print {id,name,key,createdAt,expiresAt,models,limits} instead')
+    .action((opts: CreateOpts) => createKey(opts, remoteOf(program)));
 
   const set = cmd.command('set')
     .description('change a key\'s limits; a running gateway holds the key to them from its next request')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`);
   for (const [flag, arg, help] of LIMIT_FLAGS) set.option(`--${flag} ${arg}`, help).option(`--no-${flag}`, `remove the key's ${flag === 'tz' ? 'time zone (back to UTC)' : flag === 'budget' ? 'budget' : `${flag} limit`}`);
   set.addHelpText('after', `\nExample: ${gatewayCmd('keys set ci --budget 10/week --no-rpm')}`)
-    .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts));
+    .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts, remoteOf(program)));
 
   cmd.command('show')
     .description('show one key: its metadata, its limits and, from the running gateway, what it used and has left of them')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
     .option('--json', 'machine-readable output')
-    .action((idOrName: string, opts: { json?: boolean }) => showKey(idOrName, opts));
+    .action((idOrName: string, opts: { json?: boolean }) => showKey(idOrName, opts, remoteOf(program)));
 
   cmd.command('list')
-    .description('list proxy keys: id, name, created, last used, expiry, models, status, limits (never the key or its hash)')
+    .description('list keys: id, name (admin keys marked), created, last used, expiry, models, status, limits (never the key or its hash)')
     .option('--json', 'machine-readable output')
-    .action((opts: { json?: boolean }) => listKeys(opts));
+    .action((opts: { json?: boolean }) => listKeys(opts, remoteOf(program)));
 
   cmd.command('revoke')
     .description('revoke a key by id or name; it stops working on its next request')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
-    .action((idOrName: string) => revokeKey(idOrName));
+    .action((idOrName: string) => revokeKey(idOrName, remoteOf(program)));
 }
 
-interface CreateOpts extends LimitOpts { name?: string; expires?: string; models?: string; json?: boolean }
+interface CreateOpts extends LimitOpts { name?: string; expires?: string; models?: string; admin?: boolean; json?: boolean }
 
 /** A limit value the user wrote that cannot be used, as a usage error naming its flag. */
 function flagError(e: unknown): never {
@@ -89,7 +94,7 @@ function parseModels(text: string | undefined): string[] | null {
   return models;
 }
 
-async function createKey(opts: CreateOpts): Promise<void> {
+async function createKey(opts: CreateOpts, remote: Remote | undefined): Promise<void> {
   let expiresAt: Date | null = null;
   try {
     if (opts.expires !== undefined) expiresAt = parseExpiry(opts.expires);
@@ -98,38 +103,83 @@ async function createKey(opts: CreateOpts): Promise<void> {
   }
   const models = parseModels(opts.models);
   const limits = checkedLimits(undefined, limitsPatch(opts));
+  if (opts.admin && (models || limits)) throw new CliError(`--admin: ${ADMIN_KEY_HAS_NO_LIMITS}`, 2);
+  if (remote) {
+    const body = { name: opts.name, expires: opts.expires, models, ...limitFields(opts), ...(opts.admin ? { admin: true } : {}) };
+    const { key, record } = await remoteRequest<{ key: string; record: KeyView }>(remote, 'POST', 'keys', body);
+    printCreated(key, viewFacts(record), opts.json);
+    return;
+  }
   const dir = ensureStateDir(cliStateDir());
   let created: { key: string; record: KeyRecord };
   try {
-    created = new KeyStore(dir).create({ name: opts.name, expiresAt, models, ...(limits ? { limits } : {}) });
+    const store = new KeyStore(dir);
+    created = opts.admin ? store.createAdmin({ name: opts.name, expiresAt }) : store.create({ name: opts.name, expiresAt, models, ...(limits ? { limits } : {}) });
   } catch (e) {
     throw new CliError((e as Error).message);
   }
-  const { key, record } = created;
-  if (opts.json) {
-    printJson({ id: record.id, name: record.name, key, createdAt: record.createdAt, expiresAt: record.expiresAt, models: record.models, limits: record.limits ?? null });
-  } else {
-    out(key);
-    note(`Created key ${record.id} (name "${record.name}")${record.expiresAt ? `, expires ${shortDate(record.expiresAt)}` : ''}${record.models ? `, models: ${record.models.join(', ')}` : ''}${record.limits ? `, limits: ${describeLimits(record.limits)}` : ''}.`);
-    note('It is shown only this once; store it now.');
-  }
+  printCreated(created.key, keyFacts(created.record, null, null), opts.json);
   await reloadAndReport(dir);
 }
 
-async function setLimits(idOrName: string, opts: LimitOpts): Promise<void> {
+function printCreated(key: string, k: KeyFacts, json: boolean | undefined): void {
+  if (json) {
+    printJson({ id: k.id, name: k.name, key, createdAt: k.createdAt, expiresAt: k.expiresAt, models: k.models, limits: k.limits, ...(k.admin ? { admin: true } : {}) });
+    return;
+  }
+  out(key);
+  note(`Created ${k.admin ? 'admin key' : 'key'} ${k.id} (name "${k.name}")${k.expiresAt ? `, expires ${shortDate(k.expiresAt)}` : ''}${k.models ? `, models: ${k.models.join(', ')}` : ''}${k.limits ? `, limits: ${describeLimits(k.limits)}` : ''}.`);
+  note('It is shown only this once; store it now.');
+  if (k.admin) note(`It opens the admin API and the dashboard from other machines: GATEWAY_ADMIN_KEY=… ${gatewayCmd('--url https://<gateway> keys list')}`);
+}
+
+/** The limit flags given, as the admin API's fields (a --no-… is null). */
+function limitFields(opts: LimitOpts): Record<string, string | null> {
+  const fields: Record<string, string | null> = {};
+  for (const [flag] of LIMIT_FLAGS) {
+    const v = opts[flag];
+    if (v !== undefined) fields[flag] = v === false ? null : v;
+  }
+  return fields;
+}
+
+async function setLimits(idOrName: string, opts: LimitOpts, remote: Remote | undefined): Promise<void> {
   const patch = limitsPatch(opts);
   if (isEmptyPatch(patch)) {
     throw new CliError(`nothing to change: give one or more of --budget, --rpm, --tpm, --concurrency, --tz (or --no-budget and the like to remove one); see ${gatewayCmd('keys set --help')}`, 2);
   }
-  const dir = cliStateDir();
-  const store = new KeyStore(dir);
-  const before = store.find(idOrName);
-  if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
-  checkedLimits(before.limits, patch);
-  const rec = store.setLimits(before.id, patch);
-  out(`Key ${rec.id} ("${rec.name}") limits: ${describeLimits(rec.limits)}.`);
-  if (keyStatus(rec) !== 'active') note(`note: this key is ${keyStatus(rec)}; its limits matter only if it is used again.`);
-  await reloadAndReport(dir);
+  let rec: KeyFacts;
+  if (remote) {
+    const before = findView(await remoteViews(remote), idOrName);
+    if (before.admin) throw new CliError(ADMIN_KEY_HAS_NO_LIMITS);
+    checkedLimits(before.limits ?? undefined, patch);
+    rec = viewFacts((await remoteRequest<{ key: KeyView }>(remote, 'PATCH', `keys/${encodeURIComponent(before.id)}`, limitFields(opts))).key);
+  } else {
+    const dir = cliStateDir();
+    const store = new KeyStore(dir);
+    const before = store.find(idOrName);
+    if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
+    if (before.admin) throw new CliError(ADMIN_KEY_HAS_NO_LIMITS);
+    checkedLimits(before.limits, patch);
+    rec = keyFacts(store.setLimits(before.id, patch), null, null);
+  }
+  out(`Key ${rec.id} ("${rec.name}") limits: ${describeLimits(rec.limits ?? undefined)}.`);
+  if (rec.status !== 'active') note(`note: this key is ${rec.status}; its limits matter only if it is used again.`);
+  if (!remote) await reloadAndReport(cliStateDir());
+}
+
+/** Every key the remote gateway holds (GET /admin/keys), with what each used of its limits. */
+async function remoteViews(remote: Remote): Promise<KeyView[]> {
+  return (await remoteRequest<{ keys: KeyView[] }>(remote, 'GET', 'keys')).keys;
+}
+
+/** One key by id or name, as KeyStore.find picks it (an active one wins when a name was reused). */
+function findView(views: KeyView[], idOrName: string): KeyView {
+  const found = views.find((k) => k.id === idOrName)
+    ?? views.find((k) => k.name === idOrName && k.status === 'active')
+    ?? views.find((k) => k.name === idOrName);
+  if (!found) throw new CliError(`no key with id or name "${idOrName}" on that gateway (see: ${gatewayCmd('--url <url> keys list')})`);
+  return found;
 }
 
 function readUsage(dir: string): Record<string, string> {
@@ -142,7 +192,22 @@ function readUsage(dir: string): Record<string, string> {
 }
 
 /** Every fact of a key that may be shown: never the key or its hash. */
-function keyFacts(k: KeyRecord, lastUsedAt: string | null, standing: StandingView | null) {
+interface KeyFacts {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  models: string[] | null;
+  status: KeyStatus;
+  session?: true;
+  admin?: true;
+  limits: KeyLimits | null;
+  standing: StandingView | null;
+}
+
+function keyFacts(k: KeyRecord, lastUsedAt: string | null, standing: StandingView | null): KeyFacts {
   return {
     id: k.id,
     name: k.name,
@@ -153,8 +218,18 @@ function keyFacts(k: KeyRecord, lastUsedAt: string | null, standing: StandingVie
     models: k.models,
     status: keyStatus(k),
     ...(k.session ? { session: true } : {}),
+    ...(k.admin ? { admin: true } : {}),
     limits: k.limits ?? null,
     standing,
+  };
+}
+
+/** The same facts from the admin API's view of a key (a remote gateway's). */
+function viewFacts(v: KeyView): KeyFacts {
+  return {
+    id: v.id, name: v.name, createdAt: v.createdAt, lastUsedAt: v.lastUsedAt, expiresAt: v.expiresAt, revokedAt: v.revokedAt,
+    models: v.models, status: v.status, ...(v.session ? { session: true } : {}), ...(v.admin ? { admin: true } : {}),
+    limits: v.limits, standing: v.standing,
   };
 }
 
@@ -169,12 +244,19 @@ async function standingsFor(dir: string, keys: KeyRecord[]): Promise<{ of: (id: 
   return { of: (id) => r.standings.get(id) ?? null };
 }
 
-async function listKeys(opts: { json?: boolean }): Promise<void> {
-  const dir = cliStateDir();
-  const keys = new KeyStore(dir).list();
-  const usage = readUsage(dir);
-  const standings = await standingsFor(dir, keys);
-  const rows = keys.map((k) => keyFacts(k, usage[k.id] ?? null, standings.of(k.id)));
+async function listKeys(opts: { json?: boolean }, remote: Remote | undefined): Promise<void> {
+  let rows: KeyFacts[];
+  let unavailable: string | undefined;
+  if (remote) {
+    rows = (await remoteViews(remote)).map(viewFacts);
+  } else {
+    const dir = cliStateDir();
+    const keys = new KeyStore(dir).list();
+    const usage = readUsage(dir);
+    const standings = await standingsFor(dir, keys);
+    rows = keys.map((k) => keyFacts(k, usage[k.id] ?? null, standings.of(k.id)));
+    unavailable = standings.unavailable;
+  }
   if (opts.json) {
     printJson(rows);
     return;
@@ -186,10 +268,10 @@ async function listKeys(opts: { json?: boolean }): Promise<void> {
   const lines = [['ID', 'NAME', 'CREATED', 'LAST USED', 'EXPIRES', 'MODELS', 'STATUS', 'LIMITS']];
   for (const r of rows) {
     const limits = r.limits ? (r.standing ? describeStanding(r.limits, r.standing) : describeLimits(r.limits)) : 'none';
-    lines.push([r.id, r.name, shortDate(r.createdAt), r.lastUsedAt ? shortDate(r.lastUsedAt) : 'never', r.expiresAt ? shortDate(r.expiresAt) : 'never', r.models ? r.models.join(',') : 'all', r.status, limits]);
+    lines.push([r.id, r.admin ? `${r.name} (admin)` : r.name, shortDate(r.createdAt), r.lastUsedAt ? shortDate(r.lastUsedAt) : 'never', r.expiresAt ? shortDate(r.expiresAt) : 'never', r.admin ? '-' : r.models ? r.models.join(',') : 'all', r.status, limits]);
   }
   for (const l of table(lines)) out(l);
-  if (standings.unavailable) note(`Used amounts of the limits are not shown: ${standings.unavailable}.`);
+  if (unavailable) note(`Used amounts of the limits are not shown: ${unavailable}.`);
 }
 
 /** The lines of `keys show` about limits: each limit, what is used and left, or why that is not known. */
@@ -204,30 +286,47 @@ function limitLines(limits: KeyLimits, standing: StandingView | null, unavailabl
   return rows;
 }
 
-async function showKey(idOrName: string, opts: { json?: boolean }): Promise<void> {
-  const dir = cliStateDir();
-  const k = new KeyStore(dir).find(idOrName);
-  if (!k) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
-  const standings = await standingsFor(dir, [k]);
-  const facts = keyFacts(k, readUsage(dir)[k.id] ?? null, standings.of(k.id));
+async function showKey(idOrName: string, opts: { json?: boolean }, remote: Remote | undefined): Promise<void> {
+  let facts: KeyFacts;
+  let unavailable: string | undefined;
+  if (remote) {
+    facts = viewFacts(findView(await remoteViews(remote), idOrName));
+  } else {
+    const dir = cliStateDir();
+    const k = new KeyStore(dir).find(idOrName);
+    if (!k) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
+    const standings = await standingsFor(dir, [k]);
+    facts = keyFacts(k, readUsage(dir)[k.id] ?? null, standings.of(k.id));
+    unavailable = standings.unavailable;
+  }
   if (opts.json) {
     printJson(facts);
     return;
   }
   const rows: string[][] = [
     ['id', facts.id],
-    ['name', facts.name + (facts.session ? ' (a session key of chat or run)' : '')],
+    ['name', facts.name + (facts.session ? ' (a session key of chat or run)' : facts.admin ? ' (an admin key: the admin API and the dashboard, never a door)' : '')],
     ['status', facts.status + (facts.revokedAt ? ` since ${shortDate(facts.revokedAt)}` : '')],
     ['created', shortDate(facts.createdAt)],
     ['last used', facts.lastUsedAt ? shortDate(facts.lastUsedAt) : 'never'],
     ['expires', facts.expiresAt ? shortDate(facts.expiresAt) : 'never'],
-    ['models', facts.models ? facts.models.join(', ') : 'all'],
-    ...(facts.limits ? limitLines(facts.limits, facts.standing, standings.unavailable) : [['limits', 'none']]),
+    ...(facts.admin ? [] : [['models', facts.models ? facts.models.join(', ') : 'all']]),
+    ...(facts.limits ? limitLines(facts.limits, facts.standing, unavailable) : facts.admin ? [] : [['limits', 'none']]),
   ];
   for (const l of table(rows)) out(l);
 }
 
-async function revokeKey(idOrName: string): Promise<void> {
+async function revokeKey(idOrName: string, remote: Remote | undefined): Promise<void> {
+  if (remote) {
+    const before = findView(await remoteViews(remote), idOrName);
+    if (before.revokedAt) {
+      out(`Key ${before.id} ("${before.name}") was already revoked at ${shortDate(before.revokedAt)}.`);
+      return;
+    }
+    const { key } = await remoteRequest<{ key: KeyView }>(remote, 'POST', `keys/${encodeURIComponent(before.id)}/revoke`);
+    out(`Revoked key ${key.id} ("${key.name}").`);
+    return;
+  }
   const dir = cliStateDir();
   const store = new KeyStore(dir);
   const before = store.find(idOrName);

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { CliError, cliStateDir, formatDuration, out, printJson } from '../common.js';
 import { adminRequest, findDaemon, type DaemonStatus } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
+import { remoteOf, remoteRequest, type Remote } from '../remote.js';
 
 /** `systemctl status`'s code for a unit that is not running. */
 export const NOT_RUNNING = 3;
@@ -15,10 +16,16 @@ export function registerStatus(program: Command): void {
     .description('show whether the gateway runs, its URL, pid, uptime and requests served')
     .option('--json', 'machine-readable output ({running:false} when it does not run)')
     .addHelpText('after', '\nExit status: 0 running, 3 not running (as systemctl status), 1 running but not answering.')
-    .action((opts: { json?: boolean }) => status(opts));
+    .action((opts: { json?: boolean }) => status(opts, remoteOf(program)));
 }
 
-async function status(opts: { json?: boolean }): Promise<void> {
+async function status(opts: { json?: boolean }, remote: Remote | undefined): Promise<void> {
+  if (remote) {
+    const s = await remoteRequest<DaemonStatus>(remote, 'GET', 'status');
+    if (opts.json) printJson({ running: true, answering: true, ...s });
+    else printStatus(s);
+    return;
+  }
   const dir = cliStateDir();
   const d = findDaemon(dir);
   if (!d) {
@@ -38,6 +45,10 @@ async function status(opts: { json?: boolean }): Promise<void> {
     printJson({ running: true, answering: true, ...s });
     return;
   }
+  printStatus(s);
+}
+
+function printStatus(s: DaemonStatus): void {
   out(`gateway is running at ${s.url}`);
   out(`  pid       ${s.pid}`);
   out(`  uptime    ${formatDuration(s.uptimeMs)} (since ${s.startedAt})`);

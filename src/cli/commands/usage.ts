@@ -9,6 +9,7 @@ import { percent } from '../ui/common/format.js';
 import type { UsageSummary } from '../../daemon/observe/usage/index.js';
 import type { GroupBy, UsageTotals } from '../../daemon/observe/usage/queries.js';
 import { parseSince } from '../../daemon/observe/usage/settings.js';
+import { remoteOf, remoteRequest, type Remote } from '../remote.js';
 
 type By = GroupBy;
 /** The groupings GET /admin/usage/summary takes (listed here so the CLI does not load the query module to parse its options). */
@@ -31,13 +32,13 @@ export function registerUsage(program: Command): void {
       '--by session reads the individual requests, kept usage.retentionDays (30 by default); a session is the',
       'one the client names (Claude Code, Codex, x-gateway-session), kept as its UUID or a short hash.',
     ].join('\n'))
-    .action((opts: UsageOpts) => usage(opts));
+    .action((opts: UsageOpts) => usage(opts, remoteOf(program)));
 }
 
 async function fromDaemon(dir: string, opts: UsageOpts): Promise<UsageSummary | undefined> {
   if (!findDaemon(dir)) return undefined;
   try {
-    return await adminRequest<UsageSummary>(dir, 'GET', `usage/summary?since=${encodeURIComponent(opts.since)}&by=${opts.by}`, 10_000);
+    return await adminRequest<UsageSummary>(dir, 'GET', summaryPath(opts), 10_000);
   } catch (e) {
     note(`note: the running gateway did not answer (${(e as Error).message}); reading the history file directly`);
     return undefined;
@@ -58,11 +59,15 @@ async function fromFile(dir: string, opts: UsageOpts, since: number): Promise<Us
   }
 }
 
-async function usage(opts: UsageOpts): Promise<void> {
+const summaryPath = (opts: UsageOpts): string => `usage/summary?since=${encodeURIComponent(opts.since)}&by=${opts.by}`;
+
+async function usage(opts: UsageOpts, remote: Remote | undefined): Promise<void> {
   let since: number;
   try { since = parseSince(opts.since); } catch (e) { throw new CliError((e as Error).message, 2); }
   const dir = cliStateDir();
-  const summary = (await fromDaemon(dir, opts)) ?? (await fromFile(dir, opts, since));
+  const summary = remote
+    ? await remoteRequest<UsageSummary>(remote, 'GET', summaryPath(opts), undefined, 30_000)
+    : (await fromDaemon(dir, opts)) ?? (await fromFile(dir, opts, since));
   if (opts.json) { printJson(summary); return; }
   printTable(summary, opts.since);
 }

@@ -7,7 +7,7 @@ import { withoutProviderPrefix, type KeyPlacement } from '../../providers/regist
 import { GatewayError, type Protocol } from '../http/errors.js';
 import { isKeyParamName } from '../http/http-util.js';
 import { keyRefusal } from './key-refusals.js';
-import { hashKey, keyStatus, PROXY_KEY_PREFIX, withValidLimits, type KeyRecord } from '../store/keys.js';
+import { ADMIN_KEY_PREFIX, hashKey, keyStatus, PROXY_KEY_PREFIX, withValidLimits, type KeyRecord } from '../store/keys.js';
 import { FILES } from '../store/paths.js';
 import { watchStateFile, type FileWatch } from '../store/watch-file.js';
 import { join } from 'node:path';
@@ -108,20 +108,38 @@ export class KeyIndex {
     return hash;
   }
 
+  /** Looks an admin key (`sk-gwadmin-…`) up: only a record made as an admin key ever matches. */
+  checkAdmin(presented: string, now = this.clock()): AdminKeyCheck {
+    const rec = presented.startsWith(ADMIN_KEY_PREFIX) ? this.byHash.get(this.hashOf(presented)) : undefined;
+    if (!rec?.admin) return { refused: 'unknown' };
+    const status = keyStatus(rec, now);
+    return status === 'active' ? { record: rec } : { refused: status, record: rec };
+  }
+
+  /** Whether the admin key with this id is still active (a dashboard session it opened lives only as long). */
+  adminKeyActive(id: string, now = this.clock()): boolean {
+    for (const rec of this.byHash.values()) if (rec.id === id) return rec.admin === true && keyStatus(rec, now) === 'active';
+    return false;
+  }
+
   /** Authenticates a presented key; throws the 401 the client should see, worded for its protocol. */
   authenticate(presented: string | undefined, protocol: Protocol, now = this.clock()): KeyRecord {
     if (!presented) throw keyRefusal({ reason: 'missing' }, protocol);
+    if (presented.startsWith(ADMIN_KEY_PREFIX)) throw keyRefusal({ reason: 'admin_key', presented }, protocol);
     if (!presented.startsWith(PROXY_KEY_PREFIX)) throw keyRefusal({ reason: 'not_proxy', presented }, protocol);
     const hash = this.hashOf(presented);
     // The index is keyed by the hash itself, so a hit is an exact match; an attacker timing this
     // lookup learns about SHA-256 outputs, not about any key.
     const rec = this.byHash.get(hash);
-    if (!rec) throw keyRefusal({ reason: 'unknown', presented }, protocol);
+    if (!rec || rec.admin) throw keyRefusal({ reason: 'unknown', presented }, protocol);
     const status = keyStatus(rec, now);
     if (status === 'revoked' || status === 'expired') throw keyRefusal({ reason: status, presented, record: rec }, protocol);
     return rec;
   }
 }
+
+/** An admin key's record when it is accepted, or why it is not. */
+export type AdminKeyCheck = { record: KeyRecord } | { refused: 'unknown' | 'revoked' | 'expired'; record?: KeyRecord };
 
 /** Checks a key's model allow-list (only keys created with --models have one). */
 export function checkModelAllowed(rec: KeyRecord, model: string | null): void {

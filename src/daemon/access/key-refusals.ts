@@ -8,12 +8,13 @@ import { maskKey, type KeyRecord } from '../store/keys.js';
 
 export type KeyRefusal =
   | { reason: 'missing' }
-  | { reason: 'not_proxy' | 'unknown'; presented: string }
+  | { reason: 'not_proxy' | 'admin_key' | 'unknown'; presented: string }
   | { reason: 'revoked' | 'expired'; presented: string; record: KeyRecord };
 
 const CODES: Record<KeyRefusal['reason'], ErrorCode> = {
   missing: 'missing_api_key',
   not_proxy: 'invalid_api_key',
+  admin_key: 'invalid_api_key',
   unknown: 'invalid_api_key',
   revoked: 'key_revoked',
   expired: 'key_expired',
@@ -32,6 +33,7 @@ function detail(r: KeyRefusal): string {
   switch (r.reason) {
     case 'missing': return 'missing proxy key: send "Authorization: Bearer sk-proxy-…" (create one with: gateway keys create)';
     case 'not_proxy': return 'not a proxy key: the gateway takes sk-proxy-… keys (create one with: gateway keys create), never a provider key';
+    case 'admin_key': return 'an admin key is not a proxy key: it opens the admin API only; clients use sk-proxy-… keys (create one with: gateway keys create)';
     case 'unknown': return 'unknown proxy key (see: gateway keys list)';
     case 'revoked': return `proxy key "${r.record.name}" has been revoked`;
     case 'expired': return `proxy key "${r.record.name}" expired at ${r.record.expiresAt}`;
@@ -48,6 +50,7 @@ function openaiMessage(r: KeyRefusal): string {
       'using Bearer auth (i.e. Authorization: Bearer sk-proxy-…). You can find your proxy keys with `gateway keys list` and create one with `gateway keys create`.';
   }
   const why = r.reason === 'not_proxy' ? 'This is not a proxy key: the gateway takes sk-proxy-… keys (create one with `gateway keys create`), never a provider key.'
+    : r.reason === 'admin_key' ? 'This is an admin key, which opens the admin API only: clients use sk-proxy-… keys (create one with `gateway keys create`).'
     : r.reason === 'unknown' ? 'This is an unknown proxy key.'
     : sentence(detail(r));
   return `Incorrect API key provided: ${shown(r.presented)}. ${why} You can find your proxy keys with \`gateway keys list\`.`;

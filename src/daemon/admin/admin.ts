@@ -1,7 +1,6 @@
 // The daemon's own admin API for the CLI (status, reload, events, shutdown, session keys). Every
-// route requires the admin token written 0600 to the state directory at start; no CORS headers
-// are ever sent.
-import { timingSafeEqual } from 'node:crypto';
+// route requires an admin credential (access/admin-auth.ts: the local admin token from this
+// machine, or an admin key); no CORS headers are ever sent.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../http/errors.js';
@@ -9,6 +8,7 @@ import type { GatewayEvent } from '../observe/events.js';
 import { handleSessionKeys, SESSION_KEYS_PATH } from '../access/session-keys.js';
 import { sseData } from '../http/sse.js';
 import { DEFAULT_ROUTING } from '../routing/settings.js';
+import { adminCaller } from '../access/admin-auth.js';
 
 export interface AdminHooks {
   adminToken: string;
@@ -19,12 +19,10 @@ export interface AdminHooks {
   sessionLeaseMs: number;
 }
 
-export function isAdminRequest(req: IncomingMessage, token: string): boolean {
-  const h = req.headers.authorization;
-  if (!h || !/^bearer\s+/i.test(h)) return false;
-  const given = Buffer.from(h.replace(/^bearer\s+/i, '').trim());
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+/** Throws the 401 of a request without an admin credential. */
+function requireAdmin(ctx: DaemonContext, hooks: AdminHooks, req: IncomingMessage): void {
+  const caller = adminCaller(req, hooks.adminToken, ctx.keys);
+  if ('refused' in caller) throw new GatewayError('invalid_api_key', caller.refused);
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -34,7 +32,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
   if (path === SESSION_KEYS_PATH || path.startsWith(`${SESSION_KEYS_PATH}/`)) {
-    if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
+    requireAdmin(ctx, hooks, req);
     await handleSessionKeys(ctx, req, res, path.slice(SESSION_KEYS_PATH.length), hooks.sessionLeaseMs);
     return true;
   }
@@ -43,7 +41,7 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
   };
   const method = routes[path];
   if (!method) return false;
-  if (!isAdminRequest(req, hooks.adminToken)) throw new GatewayError('invalid_api_key', 'admin routes need the daemon admin token');
+  requireAdmin(ctx, hooks, req);
   if (req.method !== method) throw new GatewayError('method_not_allowed', `use ${method} for ${path}`);
   switch (path) {
     case '/admin/status': {

@@ -82,3 +82,18 @@ export async function readJsonBody(req: IncomingMessage): Promise<Record<string,
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ApiError(400, 'invalid_request', 'request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
+
+const FORM_LIMIT = 4 * 1024;
+
+/** Reads a small HTML form body (application/x-www-form-urlencoded), as the sign-in page posts it. */
+export async function readFormBody(req: IncomingMessage): Promise<URLSearchParams> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > FORM_LIMIT) throw new ApiError(413, 'request_too_large', `request body is larger than ${FORM_LIMIT} bytes`);
+    parts.push(chunk);
+  }
+  if (!String(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) throw new ApiError(415, 'unsupported_media_type', 'send the form as application/x-www-form-urlencoded');
+  return new URLSearchParams(Buffer.concat(parts).toString('utf8'));
+}

@@ -7,7 +7,7 @@ import { isEmptyPatch, LIMIT_FIELDS, limitsPatchOf, patchedLimits } from '../lim
 import { standingView, type StandingView } from '../limits/standing-view.js';
 import type { Standing } from '../limits/store.js';
 import { readJsonSync } from '../store/atomic.js';
-import { KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../store/keys.js';
+import { ADMIN_KEY_HAS_NO_LIMITS, KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../store/keys.js';
 import { FILES } from '../store/paths.js';
 import { ApiError } from './http.js';
 
@@ -24,6 +24,10 @@ export interface KeyView {
   limits: KeyLimits | null;
   /** What the key used and has left of each limit, as the daemon counts it now; null without limits (or when it cannot tell). */
   standing: StandingView | null;
+  /** An admin key (`sk-gwadmin-…`): it opens the admin API and the dashboard, never a door. */
+  admin?: true;
+  /** A short-lived key of `gateway chat` or `gateway run`. */
+  session?: true;
 }
 
 export interface KeyDeps {
@@ -42,6 +46,7 @@ function view(k: KeyRecord, lastUsedAt: string | null, now: number, standing: St
     id: k.id, name: k.name, status: keyStatus(k, now), createdAt: k.createdAt, lastUsedAt,
     expiresAt: k.expiresAt, revokedAt: k.revokedAt, models: k.models,
     limits: k.limits ?? null, standing: standing ? standingView(standing) : null,
+    ...(k.admin ? { admin: true as const } : {}), ...(k.session ? { session: true as const } : {}),
   };
 }
 
@@ -110,11 +115,16 @@ export async function createKey(deps: KeyDeps, body: Record<string, unknown>, no
     if (typeof body.expires !== 'string') throw new ApiError(400, 'invalid_request', '"expires" must be a duration like 30d or an ISO date');
     try { expiresAt = parseExpiry(body.expires, now); } catch (e) { throw new ApiError(400, 'invalid_request', (e as Error).message.replace('--expires', '"expires"')); }
   }
+  if (body.admin !== undefined && typeof body.admin !== 'boolean') throw new ApiError(400, 'invalid_request', '"admin" must be true or false');
   const models = parseModels(body.models);
   const limits = checkedLimits(undefined, limitsPatch(body));
+  if (body.admin === true && (models || limits)) throw new ApiError(400, 'invalid_request', ADMIN_KEY_HAS_NO_LIMITS);
   let created: { key: string; record: KeyRecord };
   try {
-    created = new KeyStore(deps.dir).create({ name, expiresAt, models, ...(limits ? { limits } : {}) }, new Date(now));
+    const store = new KeyStore(deps.dir);
+    created = body.admin === true
+      ? store.createAdmin({ name, expiresAt }, new Date(now))
+      : store.create({ name, expiresAt, models, ...(limits ? { limits } : {}) }, new Date(now));
   } catch (e) {
     const msg = (e as Error).message;
     throw new ApiError(/already exists/.test(msg) ? 409 : 400, /already exists/.test(msg) ? 'name_taken' : 'invalid_request', msg.replace('--name', 'name'));
@@ -136,6 +146,7 @@ export async function setKeyLimits(deps: KeyDeps, id: string, body: Record<strin
   const store = new KeyStore(deps.dir);
   const target = store.list().find((k) => k.id === id);
   if (!target) throw new ApiError(404, 'key_not_found', `no key with id "${id}"`);
+  if (target.admin) throw new ApiError(400, 'invalid_request', ADMIN_KEY_HAS_NO_LIMITS);
   checkedLimits(target.limits, patch);
   const rec = store.setLimits(target.id, patch);
   await deps.reloadKeys();

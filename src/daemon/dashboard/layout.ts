@@ -22,9 +22,9 @@ export interface Chrome {
   inFlight: number;
 }
 
-function head(title: string, csrf: string | null): Html {
+function head(title: string, csrf: string | null, referrer: 'no-referrer' | 'same-origin' = 'no-referrer'): Html {
   return html`<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-${csrf ? html`<meta name="csrf-token" content="${csrf}">` : ''}<meta name="referrer" content="no-referrer">
+${csrf ? html`<meta name="csrf-token" content="${csrf}">` : ''}<meta name="referrer" content="${referrer}">
 <title>${title} · model-gateway</title>
 <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
@@ -50,10 +50,13 @@ export function page(p: { id: PageId; title: string; chrome: Chrome; body: Html 
 </body></html>`.value;
 }
 
-/** A page outside the session: sign-in help, expired links, signed out. */
-export function plainPage(title: string, body: Html): string {
+/**
+ * A page outside the session: sign-in help, expired links, signed out. `referrer`: same-origin for a
+ * page whose form posts back to us (a browser sends such a POST's Origin only then).
+ */
+export function plainPage(title: string, body: Html, referrer: 'no-referrer' | 'same-origin' = 'no-referrer'): string {
   return html`<!doctype html>
-<html lang="en"><head>${head(title, null)}</head>
+<html lang="en"><head>${head(title, null, referrer)}</head>
 <body class="plain"><main class="center-card">
   <div class="brand big">${LOGO}<span>model-gateway</span></div>
   ${body}

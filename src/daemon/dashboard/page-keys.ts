@@ -56,7 +56,7 @@ function budgetCard(k: KeyView, series: SpendSeries): Html {
 function row(k: KeyView, stats: UsageGroup | undefined, now: number): Html {
   const lastUsed = k.lastUsedAt ? Date.parse(k.lastUsedAt) : null;
   return html`<tr data-key-id="${k.id}" data-status="${k.status}" class="${k.status === 'active' ? '' : 'dim'}">
-  <td><div class="strong">${k.name}</div><div class="muted mono small">${k.id}</div></td>
+  <td><div class="strong">${k.name}${k.admin ? html` <span class="badge" data-admin-key>admin</span>` : ''}</div><div class="muted mono small">${k.id}</div></td>
   <td><span class="badge ${k.status}">${STATUS_LABEL[k.status]}</span></td>
   <td><span title="${k.createdAt}">${fmtDateTime(Date.parse(k.createdAt))}</span></td>
   <td>${lastUsed === null ? html`<span class="muted">Never</span>` : html`<span title="${k.lastUsedAt}">${fmtAgo(lastUsed, now)}</span>`}</td>

@@ -1,7 +1,10 @@
 // The dashboard's defences, since any web page the user visits can try to reach localhost:
-// - Host must name loopback with the daemon's port (a DNS-rebinding page sends its own name);
+// - Host must name loopback with the daemon's port (a DNS-rebinding page sends its own name), on a
+//   daemon that listens on loopback; one that serves the network answers to the name it is reached
+//   by (its TLS certificate names it, and a rebinding page's origin never holds its cookie);
 // - an Origin header, when present, must be the daemon's own origin (cross-site and other-port pages are refused);
-// - a one-time login token (minutes, single use) becomes an HttpOnly, SameSite=Strict session cookie;
+// - a one-time login token (minutes, single use), or an admin key typed into the sign-in page,
+//   becomes an HttpOnly, SameSite=Strict session cookie (Secure over HTTPS);
 // - writes made with the cookie need the session's CSRF token in `x-csrf-token`;
 // - nothing here ever sets a CORS header, so other origins can never read an answer.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -31,11 +34,17 @@ export function checkHost(req: IncomingMessage, port: number): string | undefine
   return host && allowedHosts(port).has(host) ? host : undefined;
 }
 
-/** True when there is no Origin header or it is exactly this daemon's origin for `host`. */
-export function sameOrigin(req: IncomingMessage, host: string): boolean {
-  const origin = req.headers.origin;
-  if (origin === undefined) return true;
-  return origin.toLowerCase() === `http://${host}`;
+/** The request's Host (lower-cased) when it is a plain host[:port], for a daemon that serves the network. */
+export function anyHost(req: IncomingMessage): string | undefined {
+  const host = req.headers.host?.trim().toLowerCase();
+  return host && /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/.test(host) ? host : undefined;
+}
+
+/** True when there is no Origin header or it is exactly `origin` (this daemon's, as the request reached it). */
+export function sameOrigin(req: IncomingMessage, origin: string): boolean {
+  const given = req.headers.origin;
+  if (given === undefined) return true;
+  return given.toLowerCase() === origin;
 }
 
 /** Sec-Fetch-Site, when the browser sends it, must say the request came from our own pages (or the user). */
@@ -58,6 +67,8 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 export interface Session {
   /** Hash of the cookie value (the value itself is never kept). */
   id: string;
+  /** The admin key it was opened with; the session ends with that key (revoked, expired). Absent: a one-time link's. */
+  keyId?: string;
   csrf: string;
   createdAt: number;
   lastSeen: number;
@@ -89,11 +100,16 @@ export class DashboardSessions {
     const expiry = this.loginTokens.get(h);
     this.loginTokens.delete(h);
     if (expiry === undefined || expiry < this.now()) return undefined;
+    return this.open();
+  }
+
+  /** A new session and its cookie value; `keyId`: the admin key that signed in. */
+  open(keyId?: string): { cookie: string; session: Session } {
     this.sweep();
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const cookie = randomBytes(32).toString('base64url');
     const t = this.now();
-    const session: Session = { id: digest(cookie), csrf: randomBytes(24).toString('base64url'), createdAt: t, lastSeen: t };
+    const session: Session = { id: digest(cookie), ...(keyId ? { keyId } : {}), csrf: randomBytes(24).toString('base64url'), createdAt: t, lastSeen: t };
     this.sessions.set(session.id, session);
     return { cookie, session };
   }
@@ -117,12 +133,13 @@ export class DashboardSessions {
     this.sessions.delete(session.id);
   }
 
-  cookie(value: string): string {
-    return `${this.cookieName}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(SESSION_MAX_MS / 1000)}`;
+  /** `secure`: the browser reached us over HTTPS, so the cookie is never sent in clear text. */
+  cookie(value: string, secure = false): string {
+    return `${this.cookieName}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(SESSION_MAX_MS / 1000)}${secure ? '; Secure' : ''}`;
   }
 
-  clearedCookie(): string {
-    return `${this.cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+  clearedCookie(secure = false): string {
+    return `${this.cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
   }
 
   private sweep(): void {

@@ -21,6 +21,7 @@ import { providerHeaders } from '../relay/upstream.js';
 import type { KeyRecord } from '../store/keys.js';
 import type { StoredResponse } from '../store/responses.js';
 import { newIdSuffix, type Door, type DoorRun, type Obj } from './door.js';
+import { peerOf } from '../http/peer.js';
 
 export const RESPONSES_DOOR: Door = {
   mode: 'responses',
@@ -150,7 +151,7 @@ async function fromHolder(ctx: DaemonContext, req: IncomingMessage, res: ServerR
   const stream = new URLSearchParams(query).get('stream') === 'true';
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: RESPONSES_DOOR.mode, provider: p.id, model: null,
-    method: req.method ?? 'GET', path, stream, requestBytes: 0, headers: req.headers,
+    method: req.method ?? 'GET', path, stream, requestBytes: 0, headers: req.headers, client: peerOf(req).client,
   });
   const headers = providerHeaders(p.id, req.headers, providerKey);
   delete headers['content-length'];

@@ -35,6 +35,7 @@ import { attemptName, setRouteHeader, targetName } from './route-header.js';
 import { translateThrough } from './translate.js';
 import { isPriced, worstCase } from '../limits/estimate.js';
 import { limitOf, unpriced } from '../limits/limiter.js';
+import { peerOf } from '../http/peer.js';
 
 /** A door's request error as the client sees it: a translator's refusal is a 400 naming the field. */
 export function asGatewayError(err: unknown): unknown {
@@ -278,7 +279,7 @@ async function admit(
   const stream = call.stream ?? body.stream === true;
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: key.id, keyName: key.name, mode: door.mode, provider: route.p.id, model: route.model,
-    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers, session: named, asked,
+    method: 'POST', path: call.path ?? door.path, stream, requestBytes: raw.length, headers: req.headers, session: named, asked, client: peerOf(req).client,
   }, ctx.startSpan);
   facts.tracked = true;
   const logged = ctx.bodyLog?.begin(tracker, raw);

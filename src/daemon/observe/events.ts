@@ -77,6 +77,8 @@ export interface RequestStarted {
   headers?: Record<string, string>;
   /** The session the client named (routing/sessions.ts), as session-tag.ts keeps it: a UUID, or a short hash. */
   session?: string;
+  /** The client's address (http/peer.ts: a trusted proxy's X-Forwarded-For, else the TCP peer's). */
+  client?: string;
 }
 
 export interface RequestFirstByte {

@@ -44,6 +44,7 @@ class StartedEvent implements RequestStarted {
   readonly mode: RequestMode; readonly provider: ProviderId | null; readonly model: string | null;
   readonly method: string; readonly path: string; readonly stream: boolean; readonly requestBytes: number;
   readonly session: string | undefined;
+  readonly client: string | undefined;
   #raw: RawHeaders | undefined;
   #masked: Record<string, string> | undefined;
 
@@ -52,6 +53,7 @@ class StartedEvent implements RequestStarted {
     this.id = id; this.time = time; this.keyId = info.keyId; this.keyName = info.keyName; this.mode = info.mode;
     this.provider = info.provider; this.model = info.model; this.method = info.method; this.path = info.path;
     this.stream = info.stream; this.requestBytes = info.requestBytes; this.session = sessionTag(info.session);
+    this.client = info.client;
     this.#raw = raw;
   }
 
@@ -65,7 +67,7 @@ class StartedEvent implements RequestStarted {
     return {
       type: 'started', id: this.id, time: this.time, keyId: this.keyId, keyName: this.keyName, mode: this.mode,
       provider: this.provider, model: this.model, method: this.method, path: this.path, stream: this.stream,
-      requestBytes: this.requestBytes, headers: this.headers, session: this.session,
+      requestBytes: this.requestBytes, headers: this.headers, session: this.session, client: this.client,
     };
   }
 }
@@ -89,6 +91,8 @@ export interface TrackStart {
   session?: string;
   /** The model name as the client sent it (an alias, a name with fallbacks), when a door read one. */
   asked?: string;
+  /** The client's address (http/peer.ts peerOf). */
+  client?: string;
 }
 
 /** How a request ended, for what settles it (a key's limits): the target that served it, what it used. */
@@ -314,7 +318,7 @@ export function newRequestFacts(mode: RequestMode, provider: ProviderId | null):
 
 export function publishRefusal(
   bus: EventBus, stats: Stats, facts: RequestFacts,
-  req: { method: string; path: string; headers: Record<string, string | string[] | undefined> },
+  req: { method: string; path: string; headers: Record<string, string | string[] | undefined>; client?: string },
   err: { status: number; code: string; message: string },
 ): void {
   stats.begin();
@@ -325,7 +329,7 @@ export function publishRefusal(
   bus.publish(new StartedEvent(id, now, {
     keyId: facts.key?.id ?? '', keyName: facts.key?.name ?? '(no valid key)',
     mode: facts.mode, provider: facts.provider, model: facts.model, method: req.method, path: req.path,
-    stream: false, requestBytes: 0,
+    stream: false, requestBytes: 0, client: req.client,
   }, req.headers));
   bus.publish({ type: 'failed', id, time: now, status: err.status, durationMs: performance.now() - facts.t0, ttfbMs: null, code: err.code, message: err.message, usage: {}, refused: true });
 }

@@ -18,6 +18,7 @@ import { continuesProviderConversation, isPriced, worstCase } from '../limits/es
 import { limitOf, unpriced } from '../limits/limiter.js';
 import type { KeyRecord } from '../store/keys.js';
 import { providerHeaders } from './upstream.js';
+import { peerOf } from '../http/peer.js';
 
 
 /** The model a native request names: in the path (Gemini's protocol) or in the JSON body. */
@@ -70,7 +71,7 @@ export async function handleNative(
 
   const tracker = new RequestTracker(ctx.bus, ctx.stats, {
     keyId: record.id, keyName: record.name, mode: 'native', provider, model,
-    method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers,
+    method: req.method ?? 'GET', path: nativePath, stream, requestBytes: length ?? buffered?.length ?? 0, headers: req.headers, client: peerOf(req).client,
     // The body streams through unread: a session named in a header only.
     session: sessionOf(req.headers, {}),
   }, ctx.startSpan);

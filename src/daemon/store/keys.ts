@@ -1,5 +1,7 @@
-// Proxy keys (`sk-proxy-…`): created once, stored only as a SHA-256 hash beside a short,
-// non-secret id, so they can be listed and revoked without ever being shown again.
+// Proxy keys (`sk-proxy-…`) and admin keys (`sk-gwadmin-…`): created once, stored only as a SHA-256
+// hash beside a short, non-secret id, so they can be listed and revoked without ever being shown
+// again. The two never stand in for each other: a proxy key opens the doors, an admin key /admin/*
+// (and the dashboard) from anywhere the daemon is reachable.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { FILES } from './paths.js';
@@ -7,6 +9,7 @@ import { readJsonSync, writePrivateFileSync } from './atomic.js';
 import { applyLimitsPatch, readStoredLimits, type KeyLimits, type LimitsPatch } from '../limits/limits.js';
 
 export const PROXY_KEY_PREFIX = 'sk-proxy-';
+export const ADMIN_KEY_PREFIX = 'sk-gwadmin-';
 
 export interface KeyRecord {
   id: string;
@@ -20,9 +23,13 @@ export interface KeyRecord {
   session?: true;
   /** Budget, rate and concurrency limits (limits/limits.ts); absent: none. */
   limits?: KeyLimits;
+  /** An admin key (`sk-gwadmin-…`): it opens /admin/* and the dashboard, never a door; absent otherwise. */
+  admin?: true;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+export const ADMIN_KEY_HAS_NO_LIMITS = 'an admin key has no models or limits: it never serves a door (give those to a proxy key)';
 
 /** A record as read from keys.json: limits a hand edit broke are dropped field by field, never half-applied. */
 export function withValidLimits(k: KeyRecord): KeyRecord {
@@ -69,7 +76,8 @@ export function parseExpiry(text: string, now = Date.now()): Date {
 
 /** Shows a key without revealing it: the prefix and its last four characters. */
 export function maskKey(key: string): string {
-  return key.startsWith(PROXY_KEY_PREFIX) ? `${PROXY_KEY_PREFIX}…${key.slice(-4)}` : `…${key.slice(-4)}`;
+  const prefix = [PROXY_KEY_PREFIX, ADMIN_KEY_PREFIX].find((p) => key.startsWith(p));
+  return prefix ? `${prefix}…${key.slice(-4)}` : `…${key.slice(-4)}`;
 }
 
 export class KeyStore {
@@ -89,10 +97,16 @@ export class KeyStore {
     return this.add(this.list(), opts, now);
   }
 
+  /** An admin key: a name and an expiry, no models or limits (it is never a door's key). */
+  createAdmin(opts: { name?: string; expiresAt?: Date | null } = {}, now = new Date()): { key: string; record: KeyRecord } {
+    return this.add(this.list(), { ...opts, admin: true, namePrefix: 'admin-' }, now);
+  }
+
   /** Changes a key's limits (a value sets, null removes, absent keeps); returns the record as saved. */
   setLimits(idOrName: string, patch: LimitsPatch): KeyRecord {
     const target = this.find(idOrName);
     if (!target) throw new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+    if (target.admin) throw new Error(ADMIN_KEY_HAS_NO_LIMITS);
     const limits = applyLimitsPatch(target.limits, patch);
     const updated: KeyRecord = { ...target };
     if (limits) updated.limits = limits;
@@ -101,12 +115,12 @@ export class KeyStore {
     return updated;
   }
 
-  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits; session?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
+  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits; session?: boolean; admin?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
     const id = randomBytes(4).toString('hex');
     const name = opts.name ?? `${opts.namePrefix ?? 'key-'}${id}`;
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
     if (keys.some((k) => k.name === name && keyStatus(k) === 'active')) throw new Error(`an active key named "${name}" already exists; revoke it or pick another --name`);
-    const key = PROXY_KEY_PREFIX + randomBytes(32).toString('base64url'); // 256 bits
+    const key = (opts.admin ? ADMIN_KEY_PREFIX : PROXY_KEY_PREFIX) + randomBytes(32).toString('base64url'); // 256 bits
     const record: KeyRecord = {
       id, name, hash: hashKey(key), createdAt: now.toISOString(),
       expiresAt: opts.expiresAt ? opts.expiresAt.toISOString() : null,
@@ -114,6 +128,7 @@ export class KeyStore {
       revokedAt: null,
       ...(opts.session ? { session: true as const } : {}),
       ...(opts.limits ? { limits: opts.limits } : {}),
+      ...(opts.admin ? { admin: true as const } : {}),
     };
     this.save([...keys, record]);
     return { key, record };

@@ -75,7 +75,7 @@ export async function startTelemetry(ctx: DaemonContext, o: TelemetryOptions): P
   }
 
   return {
-    scrape: settings.metrics ? scrapeHandler(store, { host: o.host, adminToken: o.adminToken }) : undefined,
+    scrape: settings.metrics ? scrapeHandler(store, { host: o.host, adminToken: o.adminToken, keys: ctx.keys }) : undefined,
     async close() {
       for (const stop of stops.splice(0)) stop();
       // The last batches get a moment to leave; a collector that does not answer never holds up a stop.

@@ -1,26 +1,23 @@
 // GET /metrics: open when the daemon listens on loopback only (whoever can connect is on this
-// machine), and behind the admin token (`Authorization: Bearer <state dir>/admin-token`) when it
-// listens elsewhere. Never on a request's path: the text is made when a scraper asks.
+// machine), and behind an admin credential (an admin key, or the local admin token from this
+// machine: access/admin-auth.ts) when it listens elsewhere. Never on a request's path: the text is
+// made when a scraper asks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isAdminRequest } from '../admin/admin.js';
+import type { KeyIndex } from '../access/auth.js';
+import { adminCaller } from '../access/admin-auth.js';
 import { GatewayError } from '../http/errors.js';
+import { isLoopback } from '../http/exposure.js';
 import { OPENMETRICS_TYPE, render, TEXT_TYPE, wantsOpenMetrics } from './exposition.js';
 import type { MetricStore } from './store.js';
 
 export const METRICS_PATH = '/metrics';
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|::ffff:127\.\d+\.\d+\.\d+)$/i;
-
-/** Whether the daemon's listening host is loopback only (`0.0.0.0`, `::` and a LAN address are not). */
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.test(host.replace(/^\[|\]$/g, ''));
-}
-
-export function scrapeHandler(store: MetricStore, opts: { host: string; adminToken: string }) {
-  const open = isLoopbackHost(opts.host);
+export function scrapeHandler(store: MetricStore, opts: { host: string; adminToken: string; keys: KeyIndex }) {
+  const open = isLoopback(opts.host);
   return (req: IncomingMessage, res: ServerResponse): void => {
-    if (!open && !isAdminRequest(req, opts.adminToken)) {
-      throw new GatewayError('invalid_api_key', '/metrics needs the daemon admin token (Authorization: Bearer <state dir>/admin-token) when the daemon listens beyond loopback');
+    if (!open) {
+      const caller = adminCaller(req, opts.adminToken, opts.keys);
+      if ('refused' in caller) throw new GatewayError('invalid_api_key', `/metrics is behind an admin credential when the daemon listens beyond loopback: ${caller.refused}`);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('method_not_allowed', `use GET for ${METRICS_PATH}`);
     const openMetrics = wantsOpenMetrics(req.headers.accept);

@@ -3,6 +3,7 @@
 // and, because the connection closes, the daemon aborts the provider request too.
 import { SseParser } from '../../../daemon/http/sse.js';
 import { gatewayCmd } from '../../invocation.js';
+import type { FetchLike } from '../../daemon-fetch.js';
 
 export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
 
@@ -68,8 +69,11 @@ function networkError(url: string, e: unknown): ChatRequestError {
   return new ChatRequestError(`cannot reach the gateway at ${url}: ${(e as Error).message}`);
 }
 
-/** `url` is a fixed base URL, or a function that finds the daemon again for each request. */
-export function createChatClient(url: string | (() => string), key: string): ChatClient {
+/**
+ * `url` is a fixed base URL, or a function that finds the daemon again for each request;
+ * `fetcher` gives the fetch that trusts that daemon's TLS certificate (daemon-fetch.ts), if it has one.
+ */
+export function createChatClient(url: string | (() => string), key: string, fetcher: () => FetchLike = () => fetch): ChatClient {
   const base = typeof url === 'string' ? () => url : url;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'user-agent': 'gateway-chat' };
   return {
@@ -79,7 +83,7 @@ export function createChatClient(url: string | (() => string), key: string): Cha
       const url = base();
       let res: Response;
       try {
-        res = await fetch(`${url}/v1/chat/completions`, {
+        res = await fetcher()(`${url}/v1/chat/completions`, {
           method: 'POST', headers: { ...headers, accept: 'text/event-stream' }, signal,
           body: JSON.stringify({ model, messages, stream: true, stream_options: { include_usage: true } }),
         });
@@ -133,7 +137,7 @@ export function createChatClient(url: string | (() => string), key: string): Cha
       const url = base();
       let res: Response;
       try {
-        res = await fetch(`${url}/v1/models`, { headers, signal: signal ?? AbortSignal.timeout(30_000) });
+        res = await fetcher()(`${url}/v1/models`, { headers, signal: signal ?? AbortSignal.timeout(30_000) });
       } catch (e) { throw networkError(url, e); }
       const text = await res.text();
       if (!res.ok) throw new ChatRequestError(errorLine(res.status, text), res.status);

@@ -8,6 +8,7 @@ import { resolveModel } from '../../../providers/models.js';
 import { BUILTIN_PROVIDERS } from '../../../providers/registry.js';
 import { CliError, note } from '../../common.js';
 import { clientUrl, findDaemon, notRunningMessage } from '../../daemon-client.js';
+import { fetcherFor, localTrust } from '../../daemon-fetch.js';
 import { themeFor } from '../common/theme.js';
 import { ChatRequestError, createChatClient, type ChatClient, type ChatMessage } from './client.js';
 import { gatewayCmd } from '../../invocation.js';
@@ -89,7 +90,7 @@ export async function runChat(opts: ChatOptions): Promise<void> {
 async function chat(opts: ChatOptions, daemonUrl: string, key: string, once: string | undefined): Promise<void> {
   // Found again for each request, so a chat outlives a daemon restart on another port (the key
   // is in keys.json, so the new daemon knows it).
-  const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemonUrl), key);
+  const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemonUrl), key, () => fetcherFor(localTrust(findDaemon(opts.dir) ?? { url: daemonUrl })));
   const model = await pickModel(opts.dir, client, opts.model);
   if (once !== undefined) return answerOnce(client, model, opts.system, once, opts.dir);
 
