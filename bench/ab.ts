@@ -3,7 +3,8 @@
 // alternating at c=1, 16 and 64, printing req/s, server CPU per request and daemon/floor ratios.
 // With `--dir` (repeatable) the daemons of those builds (a `dist/` of another commit) run in turn
 // beside the floor, so two builds are compared in the same run. With `--telemetry` the build runs
-// twice: telemetry off, and on with /metrics scraped every second and OTLP export to a sink (#23).
+// three times: telemetry off, the default (/metrics on), and on with /metrics scraped every second
+// and OTLP export to a sink (#23); `--sample R` traces that share of requests.
 // With `--limited` each daemon also runs with its key that has a budget and rate limits no request
 // reaches (#21). Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
 import { writeFileSync } from 'node:fs';
@@ -28,7 +29,9 @@ async function main(): Promise<void> {
   const daemons = [];
   const telemetry = argv.includes('--telemetry');
   const sink = telemetry ? await startServer<{ port: number }>('otlp sink', 1, [process.execPath, join(BENCH_DIR, 'otlp-sink.ts')]) : undefined;
-  const variants = telemetry ? [['telemetry off', '--telemetry=off'], ['telemetry on', `--telemetry=on,http://127.0.0.1:${sink!.info.port}`]] : [[undefined, undefined]];
+  // Off, the default (/metrics on and not scraped, no OTLP), and on (scraped, OTLP traces and metrics).
+  const sampled = argv.includes('--sample') ? `,${arg('--sample', '1')}` : '';
+  const variants = telemetry ? [['telemetry off', '--telemetry=off'], ['telemetry default', undefined], ['telemetry on', `--telemetry=on,http://127.0.0.1:${sink!.info.port}${sampled}`]] : [[undefined, undefined]];
   for (const [i, dir] of dirs.entries()) {
     for (const [label, flag] of variants) {
       const d = await startServer<{ port: number; pid: number; proxyKey: string; limitedKey?: string }>(`daemon${i}${label ? ` ${label}` : ''}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : []), ...(flag ? [flag] : [])]);

@@ -8,7 +8,7 @@
 // `telemetry.metrics: false`), `--telemetry=on,<origin>` exports traces and the metrics (every
 // second) over OTLP to that origin, for the telemetry rows; without either, the defaults (/metrics
 // on, no OTLP). Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
-// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare] [--telemetry=off|on,<origin>]
+// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare] [--telemetry=off|on,<origin>[,<trace sample ratio>]]
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,7 +20,11 @@ const bare = process.argv.includes('--bare');
 const telemetryArg = process.argv.find((a) => a.startsWith('--telemetry='))?.slice('--telemetry='.length);
 const telemetry = telemetryArg === undefined ? undefined
   : telemetryArg === 'off' ? { metrics: false }
-  : { otlp: { endpoint: telemetryArg.replace(/^on,/, ''), metrics: true, metricsIntervalSeconds: 1 } };
+  : (() => {
+    // on,<origin>[,<trace sample ratio>]
+    const [, endpoint, ratio] = telemetryArg.split(',');
+    return { otlp: { endpoint, metrics: true, metricsIntervalSeconds: 1, ...(ratio === undefined ? {} : { sampleRatio: Number(ratio) }) } };
+  })();
 // A module of the build by its path; a build from before the daemon's folders (bench/ab.ts --dir
 // an older commit) has it at its old path, given second.
 const mod = (p: string, before?: string) => import(pathToFileURL(join(buildDir, p)).href).catch((e: unknown) => {

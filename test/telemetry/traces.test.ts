@@ -108,6 +108,22 @@ describe('a request as a span', () => {
   });
 });
 
+describe('sampling', () => {
+  it('at sampleRatio 0 a request of its own makes no span, while one whose caller sampled it is traced', async () => {
+    otlp = await startOtlpReceiver();
+    const base = telemetry(otlp.url);
+    gw = await startTestGateway({ telemetry: { ...base, otlp: { ...base.otlp!, sampleRatio: 0 } } });
+    for (let i = 0; i < 5; i++) await anthropic(gw).messages.create({ model: 'claude-opus-5', max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] });
+    await anthropic(gw, { traceparent: TRACEPARENT }).messages.create({ model: 'claude-opus-5', max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] });
+    await gw.daemon.close(1000);
+    const spans = otlp.spans();
+    expect(spans.length).toBeGreaterThan(0);
+    expect(spans.every((s) => s.traceId === PARENT_TRACE)).toBe(true);
+    // Unsampled calls still reach the provider with a context, marked not sampled.
+    expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  });
+});
+
 describe('a fallback\'s attempts', () => {
   it('Anthropic answers 529, OpenAI serves: two CLIENT spans under the request, the first with error.type 529', async () => {
     const overloaded: MockReply = { status: 529, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }) };

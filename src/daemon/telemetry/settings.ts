@@ -23,7 +23,7 @@ export interface TelemetrySettings {
   captureContent: boolean;
   serviceName: string;
   /** Absent: nothing is exported over OTLP, and no span is ever made. */
-  otlp?: { endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number };
+  otlp?: { endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number; sampleRatio?: number };
 }
 
 export const TELEMETRY_DEFAULTS: TelemetrySettings = { metrics: true, keyLabels: 'none', captureContent: false, serviceName: 'model-gateway' };
@@ -72,8 +72,26 @@ export function parseTelemetry(raw: unknown, env: NodeJS.ProcessEnv = process.en
       // The standard variable for the span batches' interval (the SDK's default, 5 s, otherwise).
       const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
       const batchDelayMs = Number.isFinite(delay) && delay > 0 ? delay : 5000;
-      settings.otlp = { endpoint: endpoint.replace(/\/+$/, ''), protocol, metrics: bool(o.metrics, 'otlp.metrics', false), metricsIntervalMs: seconds * 1000, batchDelayMs };
+      // The share of requests traced (a caller's sampled traceparent is always followed): the
+      // section's sampleRatio, else the standard OTEL_TRACES_SAMPLER(_ARG) ratio; every request by default.
+      const sampleRatio = ratioOf(o.sampleRatio, env, warnings);
+      settings.otlp = { endpoint: endpoint.replace(/\/+$/, ''), protocol, metrics: bool(o.metrics, 'otlp.metrics', false), metricsIntervalMs: seconds * 1000, batchDelayMs, ...(sampleRatio === undefined ? {} : { sampleRatio }) };
     }
   }
   return { settings, warnings };
+}
+
+
+/** A trace sampling ratio in [0, 1] from the section, or from OTEL_TRACES_SAMPLER / _ARG; undefined: every request. */
+function ratioOf(v: unknown, env: NodeJS.ProcessEnv, warnings: string[]): number | undefined {
+  if (v !== undefined) {
+    if (typeof v === 'number' && v >= 0 && v <= 1) return v;
+    warnings.push('telemetry.otlp.sampleRatio must be a number from 0 to 1; tracing every request');
+    return undefined;
+  }
+  const sampler = env.OTEL_TRACES_SAMPLER?.toLowerCase();
+  if (sampler === 'always_off' || sampler === 'parentbased_always_off') return 0;
+  if (sampler !== 'traceidratio' && sampler !== 'parentbased_traceidratio') return undefined;
+  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
+  return arg >= 0 && arg <= 1 ? arg : 1;
 }

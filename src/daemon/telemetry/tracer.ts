@@ -7,7 +7,7 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, defaultTextMapSetter, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { ClientProtocol } from '../../providers/ir/protocol.js';
 import { BodyCapture, redactCredentials } from '../observe/body-log.js';
 import type { RequestFailed, RequestFinished } from '../observe/events.js';
@@ -42,8 +42,11 @@ export interface Tracing {
 export async function createTracing(d: TracingDeps): Promise<Tracing> {
   const counter = new DropCounter(QUEUE, d.dropped);
   const exporter = counter.spans(await spanExporter(d.settings.otlp.protocol, `${d.settings.otlp.endpoint}/v1/traces`));
+  const ratio = d.settings.otlp.sampleRatio;
   const provider = new TracerProvider({
     resource: d.resource,
+    // A caller's sampling decision is followed; requests of their own are traced at the ratio asked.
+    ...(ratio === undefined ? {} : { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }) }),
     spanProcessors: [counter.processor, new BatchSpanProcessor({ exporter, maxQueueSize: QUEUE, scheduledDelayMillis: d.batchDelayMs })],
   });
   const tracer = provider.getTracer('model-gateway', VERSION, { schemaUrl: SCHEMA_URL });
@@ -114,6 +117,7 @@ class RequestSpan implements TrackerSpan {
   }
 
   reads(source: AnswerSource, logged: BodyCapture | undefined): BodyCapture | undefined {
+    if (!this.span.isRecording()) return logged; // not sampled: nothing of the answer is kept for it
     this.source = source;
     this.capture = logged ?? new BodyCapture(ANSWER_CAP);
     return this.capture;
