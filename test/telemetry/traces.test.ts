@@ -119,8 +119,9 @@ describe('sampling', () => {
     const spans = otlp.spans();
     expect(spans.length).toBeGreaterThan(0);
     expect(spans.every((s) => s.traceId === PARENT_TRACE)).toBe(true);
-    // Unsampled calls still reach the provider with a context, marked not sampled.
-    expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    // An unsampled request makes no span at all, so the gateway gives its call no context; the sampled one's call carries the caller's trace.
+    expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toBeUndefined();
+    expect(gw.mocks.anthropic.requests[5]!.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-01$`));
   });
 });
 
