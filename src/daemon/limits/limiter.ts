@@ -11,7 +11,7 @@ import { migrate } from '../observe/usage/schema.js';
 import { USAGE_DB_FILE } from '../observe/usage/store.js';
 import type { KeyRecord } from '../store/keys.js';
 import { openDatabase } from '../store/sqlite.js';
-import { formatBudget, hasLimits, LIMIT_KINDS, usd, type KeyLimits, type LimitKind } from './limits.js';
+import { formatBudget, hasLimits, LIMIT_KINDS, usd, WINDOW_MS, type KeyLimits, type LimitKind } from './limits.js';
 import { SqliteLimitStore } from './sqlite-store.js';
 import type { Claim, LimitStore, Refused, Standing } from './store.js';
 
@@ -140,9 +140,17 @@ export function limitOf(e: GatewayError): LimitKind | undefined {
 }
 
 /** A key with a budget asked for a model the price list cannot charge. */
-export function unpriced(keyName: string, what: string, why = 'has no price in the gateway\'s price list'): GatewayError {
-  const subject = why.startsWith('names') ? what : `model "${what}"`;
-  return new GatewayError('model_unpriced', `proxy key "${keyName}" has a budget, and ${subject} ${why}, so its cost could not be charged to it; add its prices under usage.prices in config.json (USD per million tokens: {"input": …, "output": …}) or use a priced model`);
+export function unpriced(keyName: string, model: string): GatewayError {
+  return unchargeable(keyName, `model "${model}" has no price in the gateway's price list`);
+}
+
+/** A key with a budget made a native call whose model cannot be named, so nothing can price it. */
+export function unnamedModel(keyName: string, call: string): GatewayError {
+  return unchargeable(keyName, `${call} names no model the gateway can price`);
+}
+
+function unchargeable(keyName: string, why: string): GatewayError {
+  return new GatewayError('model_unpriced', `proxy key "${keyName}" has a budget, and ${why}, so its cost could not be charged to it; add its prices under usage.prices in config.json (USD per million tokens: {"input": …, "output": …}) or use a priced model`);
 }
 
 /** Failures after which the provider may have billed work it did (as opposed to refusing the request). */
@@ -173,7 +181,7 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
       break;
     case 'tpm':
       message = r.asked > r.max
-        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}), so it runs only when nothing else of the key's is in the last minute; retry in ${seconds(r.retryAfterMs ?? 60_000)} s, or lower its output cap (max_tokens), or raise the key's tpm`
+        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}), so it runs only when nothing else of the key's is in the last minute; retry in ${seconds(r.retryAfterMs ?? WINDOW_MS)} s, or lower its output cap (max_tokens), or raise the key's tpm`
         : `proxy key "${name}" is limited to ${r.max} tokens a minute: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs!)} s`;
       break;
     case 'concurrency':

@@ -2,6 +2,9 @@
 // --concurrency 4 --tz Europe/Berlin`), parsed and shown in one place, and the calendar periods a
 // budget runs over. Pure: no clock of its own, no I/O.
 
+/** The sliding window `rpm` and `tpm` count over. */
+export const WINDOW_MS = 60_000;
+
 /** The four limits a key can have; also the value of the `x-gateway-limit` header of a refusal. */
 export type LimitKind = 'budget' | 'rpm' | 'tpm' | 'concurrency';
 export const LIMIT_KINDS: readonly LimitKind[] = ['budget', 'rpm', 'tpm', 'concurrency'];

@@ -3,10 +3,9 @@
 // requests of one key are decided one after another whichever daemon serves them; a settlement is
 // one call of `limit_settle`, idempotent by request id. Nothing is counted in a daemon's memory.
 import type { Pool } from 'pg';
-import { periodAt, type KeyLimits } from './limits.js';
+import { periodAt, WINDOW_MS, type KeyLimits } from './limits.js';
 import type { Claim, LimitStore, Standing, Used, Verdict } from './store.js';
 
-const MINUTE = 60_000;
 
 interface ReserveRow { ok: boolean; lim: string | null; used: number; held: number; retry_after_ms: string | null }
 
@@ -47,12 +46,12 @@ export class PgLimitStore implements LimitStore {
     const b = limits.budget;
     const period = b ? periodAt(b.period, now, limits.tz) : undefined;
     const { rows } = await this.pool.query<{ requests: string; tokens: string; open: string; spent: number; held: number }>(`
-      SELECT count(*) FILTER (WHERE at > $2::bigint - ${MINUTE}) AS requests,
-             coalesce(sum(tokens) FILTER (WHERE at > $2::bigint - ${MINUTE}), 0) AS tokens,
+      SELECT count(*) FILTER (WHERE at > $2::bigint - ${WINDOW_MS}) AS requests,
+             coalesce(sum(tokens) FILTER (WHERE at > $2::bigint - ${WINDOW_MS}), 0) AS tokens,
              count(*) FILTER (WHERE NOT settled AND expires_at > $2::bigint) AS open,
              coalesce(sum(usd) FILTER (WHERE settled AND at >= $3::bigint), 0) AS spent,
              coalesce(sum(usd) FILTER (WHERE NOT settled AND expires_at > $2::bigint AND at >= $3::bigint), 0) AS held
-        FROM limit_claims WHERE key_id = $1 AND (at > $2::bigint - ${MINUTE} OR NOT settled OR at >= $3::bigint)`, [keyId, now, period?.start ?? Number.MAX_SAFE_INTEGER]);
+        FROM limit_claims WHERE key_id = $1 AND (at > $2::bigint - ${WINDOW_MS} OR NOT settled OR at >= $3::bigint)`, [keyId, now, period?.start ?? Number.MAX_SAFE_INTEGER]);
     const r = rows[0]!;
     const out: Standing = {};
     if (b) {

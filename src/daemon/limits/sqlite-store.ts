@@ -7,10 +7,9 @@
 // starts again reads each key's spend and last minute back from the ledger; the claims of the
 // requests a killed daemon had in flight died with it, which releases them.
 import { StatementCache, type Database, type Statement } from '../store/sqlite.js';
-import { periodAt, type KeyLimits } from './limits.js';
+import { periodAt, WINDOW_MS, type KeyLimits } from './limits.js';
 import type { Claim, LimitStore, Standing, Used, Verdict } from './store.js';
 
-const MINUTE = 60_000;
 /** Ledger rows older than this are folded into one total per key (a month is at most 31 days). */
 export const LEDGER_DAYS = 40;
 const DAY = 86_400_000;
@@ -65,7 +64,7 @@ class KeyState {
   }
 
   forget(now: number): void {
-    while (this.head < this.minute.length && this.minute[this.head]!.at <= now - MINUTE) {
+    while (this.head < this.minute.length && this.minute[this.head]!.at <= now - WINDOW_MS) {
       const e = this.minute[this.head++]!;
       this.byId.delete(e.id);
       this.tokenSum -= e.tokens;
@@ -125,7 +124,7 @@ export class SqliteLimitStore implements LimitStore {
     if (limits.rpm !== undefined && k.requests + 1 > limits.rpm) {
       // The request fits once enough of the oldest admissions have left the sliding minute.
       const leave = k.at(k.requests - limits.rpm);
-      return { ok: false, limit: 'rpm', max: limits.rpm, used: k.requests, held: 0, asked: 1, retryAfterMs: leave.at + MINUTE - now };
+      return { ok: false, limit: 'rpm', max: limits.rpm, used: k.requests, held: 0, asked: 1, retryAfterMs: leave.at + WINDOW_MS - now };
     }
     if (limits.tpm !== undefined) {
       const inWindow = k.tokens;
@@ -133,12 +132,12 @@ export class SqliteLimitStore implements LimitStore {
       if (inWindow + claim.tokens > limits.tpm && !(claim.tokens > limits.tpm && k.requests === 0)) {
         const heldTokens = k.heldTokens();
         const refusal = { ok: false as const, limit: 'tpm' as const, max: limits.tpm, used: inWindow - heldTokens, held: heldTokens, asked: claim.tokens };
-        if (claim.tokens > limits.tpm) return { ...refusal, retryAfterMs: k.at(k.requests - 1).at + MINUTE - now };
+        if (claim.tokens > limits.tpm) return { ...refusal, retryAfterMs: k.at(k.requests - 1).at + WINDOW_MS - now };
         let free = limits.tpm - inWindow;
         for (let i = 0; i < k.requests; i++) {
           const e = k.at(i);
           free += e.tokens;
-          if (free >= claim.tokens) return { ...refusal, retryAfterMs: e.at + MINUTE - now };
+          if (free >= claim.tokens) return { ...refusal, retryAfterMs: e.at + WINDOW_MS - now };
         }
         return refusal;
       }
@@ -246,7 +245,7 @@ export class SqliteLimitStore implements LimitStore {
     if (k) return k;
     k = new KeyState(keyId);
     const rows = this.db.prepare('SELECT request_id AS id, at, tokens FROM limit_spend WHERE key_id = ? AND at > ? ORDER BY at')
-      .all(keyId, now - MINUTE) as unknown as Entry[];
+      .all(keyId, now - WINDOW_MS) as unknown as Entry[];
     for (const r of rows) k.admit({ id: r.id, at: r.at, tokens: r.tokens });
     this.keys.set(keyId, k);
     return k;

@@ -15,7 +15,7 @@ import { sessionOf } from '../routing/sessions.js';
 import { relayAsIs } from './relay-as-is.js';
 import { GatewayError } from '../http/errors.js';
 import { continuesProviderConversation, isPriced, worstCase } from '../limits/estimate.js';
-import { limitOf, unpriced } from '../limits/limiter.js';
+import { limitOf, unnamedModel, unpriced } from '../limits/limiter.js';
 import type { KeyRecord } from '../store/keys.js';
 import { providerHeaders } from './upstream.js';
 import { peerOf } from '../http/peer.js';
@@ -109,7 +109,7 @@ async function reserveNative(
   // A budget is charged by the model's prices: a call that costs (it has a body) and whose model
   // cannot be priced (a batch, an upload, a model only inside the body's parts) is refused.
   if (limits.budget && !free && (!target || !isPriced(target, prices))) {
-    throw target ? unpriced(key.name, `${p.id}/${model}`) : unpriced(key.name, `${method} /${p.id}${nativePath}`, 'names no model the gateway can price');
+    throw target ? unpriced(key.name, `${p.id}/${model}`) : unnamedModel(key.name, `${method} /${p.id}${nativePath}`);
   }
   let parsed: unknown;
   try { parsed = body ? JSON.parse(body.toString('utf8')) : {}; } catch { /* the provider answers a body it cannot read */ }
