@@ -3,10 +3,10 @@
 // 2 in flight under 10 parallel streams; a budget refusal in the OpenAI SDK's shape.
 import OpenAI from 'openai';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { defaultReply } from '../helpers/mock-provider.js';
+import { limitedKey } from '../helpers/limits.js';
 
 // USD per million tokens: a request of the mock's (12 in, 5 out) costs 12×10 + 5×100 = 620 µUSD.
 const PRICES = { 'openai/gpt-lim': { input: 10, output: 100 } };
@@ -18,11 +18,6 @@ beforeEach(async () => {
 });
 afterEach(async () => { await gw.close(); });
 
-async function limitedKey(name: string, limits: KeyLimits): Promise<{ key: string; id: string }> {
-  const { key, record } = gw.keys.create({ name, limits });
-  await gw.daemon.reload();
-  return { key, id: record.id };
-}
 
 const client = (key: string) => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 
@@ -40,7 +35,7 @@ async function stream(c: OpenAI): Promise<{ ok: true; text: string } | { ok: fal
 
 it('a budget of two cents under waves of 64 concurrent streams: spend stays under it, refusals never reach the provider', async () => {
   const budget = 0.02;
-  const { key } = await limitedKey('ci', { budget: { usd: budget, period: 'day' } });
+  const { key } = await limitedKey(gw, 'ci', { budget: { usd: budget, period: 'day' } });
   const c = client(key);
   let admitted = 0;
   let firstWave = 0;
@@ -88,7 +83,7 @@ it('a budget of two cents under waves of 64 concurrent streams: spend stays unde
 });
 
 it('a concurrency limit of 2 under 10 parallel streams: 2 reach the provider, 8 are told to retry in a second', async () => {
-  const { key } = await limitedKey('agent', { concurrency: 2 });
+  const { key } = await limitedKey(gw, 'agent', { concurrency: 2 });
   let release!: () => void;
   const gate = new Promise<void>((r) => { release = r; });
   // Each stream is held after its first chunk until the test has seen every refusal.

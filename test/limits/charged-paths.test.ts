@@ -9,6 +9,7 @@ import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { defaultReply } from '../helpers/mock-provider.js';
+import { limitedKey, settledBudget } from '../helpers/limits.js';
 
 const PRICES = { 'openai/gpt-lim': { input: 10, output: 100 }, 'anthropic/claude-lim': { input: 20, output: 200 } };
 
@@ -18,24 +19,14 @@ afterAll(async () => { await gw.close(); });
 beforeEach(() => { gw.mocks.anthropic.setHandler(undefined); gw.mocks.openai.setHandler(undefined); });
 
 let n = 0;
-async function limitedKey(limits: KeyLimits): Promise<{ key: string; name: string }> {
+async function newKey(limits: KeyLimits): Promise<{ key: string; name: string }> {
   const name = `c${++n}`;
-  const { key } = gw.keys.create({ name, limits });
-  await gw.daemon.reload();
-  return { key, name };
+  return { key: (await limitedKey(gw, name, limits)).key, name };
 }
-const budgetOf = async (key: string) => (await gw.daemon.ctx.limits.standing(gw.daemon.ctx.keys.authenticate(key, 'openai')))!.budget!;
-async function settled(key: string): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const b = await budgetOf(key);
-    if (b.held === 0) return b.spent;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('never settled');
-}
+const settled = async (key: string): Promise<number> => (await settledBudget(gw, key)).spent;
 
 it('a previous_response_id the gateway keeps is reserved with its whole conversation', async () => {
-  const { key, name } = await limitedKey({ budget: { usd: 1, period: 'day' } });
+  const { key, name } = await newKey({ budget: { usd: 1, period: 'day' } });
   const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
   const first = await openai.responses.create({ model: 'anthropic/claude-lim', input: 'x'.repeat(20_000), max_output_tokens: 1 });
   const spent = await settled(key); // the mock's 12 in and 5 out: $0.00124
@@ -50,7 +41,7 @@ it('a previous_response_id the gateway keeps is reserved with its whole conversa
 });
 
 it('a token count holds a place and costs nothing, also for a model without a price', async () => {
-  const { key } = await limitedKey({ budget: { usd: 1, period: 'day' }, rpm: 100 });
+  const { key } = await newKey({ budget: { usd: 1, period: 'day' }, rpm: 100 });
   const anthropic = new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 });
   const counted = await anthropic.messages.countTokens({ model: 'claude-unpriced-x', messages: [{ role: 'user', content: 'hi' }] });
   expect(counted.input_tokens).toBe(12);
@@ -61,7 +52,7 @@ it('a token count holds a place and costs nothing, also for a model without a pr
 });
 
 it('a native call with a body whose model cannot be priced is refused for a key with a budget; lists are free', async () => {
-  const { key } = await limitedKey({ budget: { usd: 1, period: 'day' } });
+  const { key } = await newKey({ budget: { usd: 1, period: 'day' } });
   const before = gw.mocks.openai.requests.length;
   const batch = await fetch(`${gw.url}/openai/v1/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ input_file_id: 'file-1', endpoint: '/v1/chat/completions', completion_window: '24h' }) });
   expect(batch.status).toBe(403);
@@ -70,13 +61,13 @@ it('a native call with a body whose model cannot be priced is refused for a key 
   const models = await fetch(`${gw.url}/openai/v1/models`, { headers: { authorization: `Bearer ${key}` } });
   expect(models.status).toBe(200);
   // A key with rate limits only is not asked for prices.
-  const { key: paced } = await limitedKey({ rpm: 10 });
+  const { key: paced } = await newKey({ rpm: 10 });
   const allowed = await fetch(`${gw.url}/openai/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${paced}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }) });
   expect(allowed.status).toBe(200);
 });
 
 it('a Claude stream the client leaves is charged what it was sent, not the one output token message_start reported', async () => {
-  const { key } = await limitedKey({ budget: { usd: 20, period: 'day' } }); // 60,000 output tokens at $200 a million may cost $12
+  const { key } = await newKey({ budget: { usd: 20, period: 'day' } }); // 60,000 output tokens at $200 a million may cost $12
   let release!: () => void;
   const gate = new Promise<void>((r) => { release = r; });
   // A long answer: 200 deltas of 200 characters, held after the 150th until the client has left.

@@ -9,6 +9,7 @@ import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usa
 import { DEFAULT_ROUTING } from '../../src/daemon/routing/settings.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { defaultReply } from '../helpers/mock-provider.js';
+import { budgetOf, limitedKey, settledBudget } from '../helpers/limits.js';
 
 // USD per million tokens. The mock answers 12 input and 5 output tokens.
 const PRICES = {
@@ -47,22 +48,13 @@ afterAll(async () => {
 let key: string;
 let n = 0;
 beforeEach(async () => {
-  const made = gw.keys.create({ name: `b${++n}`, limits: { budget: { usd: 10, period: 'day' } } });
-  key = made.key;
-  await gw.daemon.reload();
+  key = (await limitedKey(gw, `b${++n}`, { budget: { usd: 10, period: 'day' } })).key;
   gw.mocks.openai.setHandler(undefined);
   gw.mocks.anthropic.setHandler(undefined);
 });
 
-const standing = async () => (await gw.daemon.ctx.limits.standing(gw.daemon.ctx.keys.authenticate(key, 'openai')))!.budget!;
-async function settled(): Promise<{ spent: number; held: number }> {
-  for (let i = 0; i < 500; i++) {
-    const b = await standing();
-    if (b.held === 0) return b;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the claim was never settled');
-}
+const standing = () => budgetOf(gw, key);
+const settled = () => settledBudget(gw, key);
 const client = () => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 
 it('a good answer is charged what the provider reported, once', async () => {

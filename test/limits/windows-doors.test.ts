@@ -7,6 +7,7 @@ import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { defaultReply } from '../helpers/mock-provider.js';
+import { limitedKey } from '../helpers/limits.js';
 
 const PRICES = {
   'openai/gpt-lim': { input: 10, output: 100 },
@@ -22,11 +23,7 @@ beforeAll(async () => {
 afterAll(async () => { await gw.close(); });
 
 let n = 0;
-async function limitedKey(limits: KeyLimits): Promise<string> {
-  const { key } = gw.keys.create({ name: `k${++n}`, limits });
-  await gw.daemon.reload();
-  return key;
-}
+const newKey = async (limits: KeyLimits): Promise<string> => (await limitedKey(gw, `k${++n}`, limits)).key;
 
 const chat = (key: string, body: Record<string, unknown> = {}) => fetch(`${gw.url}/v1/chat/completions`, {
   method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -35,7 +32,7 @@ const chat = (key: string, body: Record<string, unknown> = {}) => fetch(`${gw.ur
 
 describe('windows', () => {
   it('rpm: refused with the exact wait, admitted when it has passed', async () => {
-    const key = await limitedKey({ rpm: 2 });
+    const key = await newKey({ rpm: 2 });
     const t0 = now;
     expect((await chat(key)).status).toBe(200);
     now = t0 + 15_500;
@@ -65,7 +62,7 @@ describe('windows', () => {
       return { ...r, body: JSON.stringify({ ...JSON.parse(String(r.body)), usage: { prompt_tokens: 300, completion_tokens: 150, total_tokens: 450 } }) };
     });
     try {
-      const key = await limitedKey({ tpm: 1000 });
+      const key = await newKey({ tpm: 1000 });
       const t0 = now;
       expect((await chat(key)).status).toBe(200); // 450 used
       now = t0 + 10_000;
@@ -103,7 +100,7 @@ describe('refusals in each door\'s shape', () => {
   ];
 
   it.each(doors)('$name: rpm refusal is a 429 rate-limit error with retry-after', async ({ send, shape }) => {
-    const key = await limitedKey({ rpm: 1 });
+    const key = await newKey({ rpm: 1 });
     const first = await send(key);
     expect(first.status).toBe(200);
     const res = await send(key);
@@ -117,7 +114,7 @@ describe('refusals in each door\'s shape', () => {
   });
 
   it.each(doors)('$name: a spent budget is a 429 quota error without retry-after, before the provider sees it', async ({ send, shape }) => {
-    const key = await limitedKey({ budget: { usd: 0.000001, period: 'month' } });
+    const key = await newKey({ budget: { usd: 0.000001, period: 'month' } });
     const seen = gw.mocks.openai.requests.length + gw.mocks.anthropic.requests.length + gw.mocks.gemini.requests.length;
     const res = await send(key);
     expect(res.status).toBe(429);
@@ -134,7 +131,7 @@ describe('refusals in each door\'s shape', () => {
   });
 
   it('a key with a budget may not use a model without a price: 403 naming usage.prices, nothing sent upstream', async () => {
-    const key = await limitedKey({ budget: { usd: 5, period: 'day' } });
+    const key = await newKey({ budget: { usd: 5, period: 'day' } });
     const seen = gw.mocks.openai.requests.length;
     const res = await chat(key, { model: 'openai/gpt-unpriced-x' });
     expect(res.status).toBe(403);
@@ -144,7 +141,7 @@ describe('refusals in each door\'s shape', () => {
     expect(await native.json()).toMatchObject({ type: 'error', error: { type: 'permission_error' } });
     expect(gw.mocks.openai.requests.length).toBe(seen);
     // A key with only rate limits may use it.
-    expect((await chat(await limitedKey({ rpm: 5 }), { model: 'openai/gpt-unpriced-x' })).status).toBe(200);
+    expect((await chat(await newKey({ rpm: 5 }), { model: 'openai/gpt-unpriced-x' })).status).toBe(200);
   });
 });
 
