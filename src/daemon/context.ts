@@ -13,6 +13,7 @@ import type { StartSpan, Stats } from './observe/tracker.js';
 import type { Upstreams } from './relay/upstream.js';
 import type { Limiter } from './limits/limiter.js';
 import type { PriceTable } from './observe/usage/prices.js';
+import type { SharedStore } from './store/shared-store.js';
 
 export interface DaemonSettings {
   bodyLimitBytes: number;
@@ -43,6 +44,8 @@ export interface DaemonContext {
   sessions: Sessions;
   /** Per-key budgets, rate and concurrency limits: reserve at admission, settle at the end. */
   limits: Limiter;
+  /** Team mode: the PostgreSQL store the daemons share (`--store`); absent on a laptop (SQLite). */
+  shared?: SharedStore;
   /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */

@@ -17,6 +17,8 @@ import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
 import { parseTelemetry } from './telemetry/index.js';
 import { exposureOf } from './http/exposure.js';
+import { parseStoreUrl, storeUrlFrom } from './store/store-url.js';
+import { daemonIdOf, SharedStore } from './store/shared-store.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -30,13 +32,19 @@ export interface RunDaemonOptions {
   tls?: { certFile: string; keyFile: string };
   /** The TLS-terminating reverse proxies' IP addresses (exposure.ts parseProxyAddresses). */
   behindProxy?: readonly string[];
+  /** Team mode: the shared store's postgres:// URL (`--store`); else GATEWAY_STORE_URL, else config.json `store.url`. */
+  storeUrl?: string;
 }
 
 /**
  * daemon.json: where the CLI finds the daemon. `tlsCert` is the certificate file it serves, which
  * the CLI on this machine trusts for exactly that daemon (cli/daemon-fetch.ts).
  */
-export interface DaemonFile { pid: number; host: string; port: number; url: string; startedAt: string; tlsCert?: string; behindProxy?: readonly string[] }
+export interface DaemonFile {
+  pid: number; host: string; port: number; url: string; startedAt: string; tlsCert?: string; behindProxy?: readonly string[];
+  /** Team mode: the shared store as `user@host:port/database` (never its password), and this daemon's name in it. */
+  store?: string; daemonId?: string;
+}
 
 /** The PEM files' contents, read before anything starts; one line naming the file that cannot be read. */
 function readTlsFiles(tls: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer; certFile: string } {
@@ -95,6 +103,10 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   const dir = ensureStateDir(opts.stateDir);
   const log = opts.log ?? batchedLog((text) => process.stdout.write(text)).log;
   const config = readConfig(dir);
+  // The shared store is reached and migrated before anything is written or listens: a bad URL, a
+  // refused password or a newer schema stops the start with one line, leaving nothing half-started.
+  const storeUrl = storeUrlFrom(opts.storeUrl, process.env, config.storeUrl);
+  const shared = storeUrl === undefined ? undefined : await SharedStore.open({ store: parseStoreUrl(storeUrl), daemonId: daemonIdOf(process.env, opts.port), log });
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
@@ -122,6 +134,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       await daemon?.close(10_000);
       await recorder?.close(); // writes every row still queued
       await flushUsage();
+      await shared?.close();
       rmSync(join(dir, FILES.daemon), { force: true });
       log('stopped');
       clearInterval(hold);
@@ -141,26 +154,32 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   for (const w of telemetry.warnings) log(`warning: config.json ${w}`);
   let prices = history?.prices;
 
-  daemon = await startDaemon({
-    host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
-    secrets,
-    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    ...(opts.behindProxy ? { behindProxy: opts.behindProxy } : {}),
-    origins: originsFromEnv(process.env),
-    timeouts: { headersMs: timeoutS * 1000 },
-    loadSettings: () => {
-      const c = readConfig(dir);
-      reportProblems(c);
-      if (c.routing.problems.length === 0) routing = c.routing.settings;
-      if (c.cache.problems.length === 0) cache = c.cache.settings;
-      // Budgets are charged by the price list the usage history prices by (usage.prices included).
-      return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, cache, prices: usageConfig(c.usage).prices };
-    },
-    mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
-    onShutdown: () => { void stop().then(() => process.exit(0)); },
-    telemetry: telemetry.settings,
-    prices: () => recorder?.prices ?? (prices ??= usageConfig(config.usage).prices),
-  });
+  try {
+    daemon = await startDaemon({
+      host: opts.host, port: opts.port, stateDir: dir, adminToken, log,
+      ...(shared ? { shared } : {}),
+      secrets,
+      ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+      ...(opts.behindProxy ? { behindProxy: opts.behindProxy } : {}),
+      origins: originsFromEnv(process.env),
+      timeouts: { headersMs: timeoutS * 1000 },
+      loadSettings: () => {
+        const c = readConfig(dir);
+        reportProblems(c);
+        if (c.routing.problems.length === 0) routing = c.routing.settings;
+        if (c.cache.problems.length === 0) cache = c.cache.settings;
+        // Budgets are charged by the price list the usage history prices by (usage.prices included).
+        return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, cache, prices: usageConfig(c.usage).prices };
+      },
+      mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
+      onShutdown: () => { void stop().then(() => process.exit(0)); },
+      telemetry: telemetry.settings,
+      prices: () => recorder?.prices ?? (prices ??= usageConfig(config.usage).prices),
+    });
+  } catch (e) {
+    await shared?.close(); // a port already taken: nothing of this daemon stays connected
+    throw e;
+  }
   if (history) {
     recorder = recordUsage(history, daemon.ctx.bus, log);
     storeBodies(history, recorder, daemon.ctx, log);
@@ -190,7 +209,9 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   const info: DaemonFile = {
     pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString(),
     ...(tls ? { tlsCert: tls.certFile } : {}), ...(opts.behindProxy?.length ? { behindProxy: opts.behindProxy } : {}),
+    ...(shared ? { store: shared.display, daemonId: shared.daemonId } : {}),
   };
+  if (shared) log(`store: team mode on ${shared.display} as daemon ${shared.daemonId}`);
   writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.once(sig, () => {

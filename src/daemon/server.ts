@@ -34,6 +34,8 @@ import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
 import { parseResponsesSettings, ResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
+import { PgLimitStore } from './limits/pg-store.js';
+import type { SharedStore } from './store/shared-store.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
 import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
 import { exposureOf, type Exposure } from './http/exposure.js';
@@ -73,6 +75,8 @@ export interface DaemonOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** The TLS-terminating reverse proxies' IP addresses: their X-Forwarded-For/-Proto are believed. */
   behindProxy?: readonly string[];
+  /** Team mode: the shared store, opened (and migrated) by the caller, closed with the daemon. */
+  shared?: SharedStore;
 }
 
 export interface RunningDaemon {
@@ -137,10 +141,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   let shipped: PriceTable | undefined;
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
+    ...(opts.shared ? { shared: opts.shared } : {}),
     responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
     upstreams: new Upstreams({ ...opts.origins }, timeouts),
     limits: new Limiter({
       stateDir: opts.stateDir, clock, log,
+      ...(opts.shared ? { open: async () => new PgLimitStore(opts.shared!) } : {}),
       prices: () => settings.prices ?? (shipped ??= buildPriceTable(readShippedPrices()).table),
       // A claim outlives any answer still arriving (the upstream timeouts, then the longest stream); one past them belonged to a request that vanished.
       holdMs: () => timeouts.connectMs + timeouts.headersMs + LONGEST_ANSWER_MS,

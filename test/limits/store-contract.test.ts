@@ -55,7 +55,7 @@ const postgresBackend = async (): Promise<Backend> => {
   const url = await freshDatabase();
   return {
     name: 'postgres',
-    open: async () => new PgLimitStore(new pg.Pool({ connectionString: url, max: 8 })),
+    open: async () => { const pool = new pg.Pool({ connectionString: url, max: 8 }); return new PgLimitStore(pool, () => pool.end()); },
     teardown: async () => {},
   };
 };

@@ -11,10 +11,11 @@ import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from '../daem
 import { describeOwner, findPortOwner } from '../port-owner.js';
 import { gatewayCmd } from '../invocation.js';
 import { exposureProblem, isLoopback, parseProxyAddresses } from '../../daemon/http/exposure.js';
+import { parseStoreUrl, STORE_ENV } from '../../daemon/store/store-url.js';
 
 interface StartOpts {
   port?: number; host: string; foreground?: boolean; upstreamTimeout?: number; monitor?: boolean;
-  tlsCert?: string; tlsKey?: string; behindProxy?: string;
+  tlsCert?: string; tlsKey?: string; behindProxy?: string; store?: string;
 }
 
 /** How the daemon is reached beyond loopback: its own TLS, a reverse proxy in front, both or neither. */
@@ -34,6 +35,7 @@ export function registerStart(program: Command): void {
     .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (its chain after it); with --tls-key')
     .option('--tls-key <file>', 'the PEM private key of --tls-cert')
     .option('--behind-proxy <address>', 'the IP address of the TLS-terminating reverse proxy in front (comma-separated for several): its X-Forwarded-For/-Proto are believed, nobody else\'s')
+    .option('--store <url>', `team mode: keep keys, limits, usage and conversations in this PostgreSQL database (postgres://user:password@host:5432/db), shared with every daemon pointed at it (default: $${STORE_ENV}, else config.json store.url)`)
     .addHelpText('after', `\nIn the background, the daemon's output goes to daemon.log in the state directory (${gatewayCmd('logs')}).
 Listening beyond loopback (--host 0.0.0.0, a LAN address, ::) needs --tls-cert and --tls-key, or
 --behind-proxy: the gateway is never served to other machines in plain HTTP.`)
@@ -80,6 +82,11 @@ function netOpts(opts: StartOpts): NetOpts {
 
 async function start(opts: StartOpts): Promise<void> {
   const net = netOpts(opts);
+  if (opts.store !== undefined) {
+    try { parseStoreUrl(opts.store); } catch (e) { throw new CliError((e as Error).message, 2); }
+    // Handed on in the environment, never in a command line that `ps` shows with its password.
+    process.env[STORE_ENV] = opts.store;
+  }
   const dir = ensureStateDir(cliStateDir());
   const port = opts.port ?? configuredPort(process.env);
   const timeout = upstreamTimeout(opts);

@@ -2,18 +2,21 @@
 // call of `limit_reserve`, which locks the key's row and checks every limit in that turn, so the
 // requests of one key are decided one after another whichever daemon serves them; a settlement is
 // one call of `limit_settle`, idempotent by request id. Nothing is counted in a daemon's memory.
-import type { Pool } from 'pg';
+import type { QueryResultRow } from 'pg';
 import { periodAt, WINDOW_MS, type KeyLimits } from './limits.js';
 import type { Claim, LimitStore, Standing, Used, Verdict } from './store.js';
 
 
 interface ReserveRow { ok: boolean; lim: string | null; used: number; held: number; retry_after_ms: string | null }
 
+/** What the store queries through: a pg Pool, or the daemon's SharedStore (which also tracks whether the database is reachable). */
+export interface Queryable {
+  query<R extends QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
 export class PgLimitStore implements LimitStore {
-  constructor(private readonly pool: Pool, log: (line: string) => void = () => {}) {
-    // An idle connection the server dropped is the pool's to replace; unheard, it would end the process.
-    pool.on('error', (e) => log(`store: a connection to PostgreSQL failed: ${e.message}`));
-  }
+  /** `end`: what close() does (a pool the store owns); the daemon's shared store is closed with the daemon instead. */
+  constructor(private readonly pool: Queryable, private readonly end: () => Promise<void> = async () => {}) {}
 
   async reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
     const b = limits.budget;
@@ -66,6 +69,6 @@ export class PgLimitStore implements LimitStore {
   }
 
   close(): Promise<void> {
-    return this.pool.end();
+    return this.end();
   }
 }

@@ -45,6 +45,8 @@ export interface GatewayConfig {
   responses?: Record<string, unknown>;
   /** Metrics and traces (/metrics, OTLP), validated by src/daemon/telemetry/settings.ts. */
   telemetry?: Record<string, unknown>;
+  /** Team mode's shared store (`store.url`: a postgres:// URL, store/store-url.ts); absent: the laptop's SQLite. */
+  storeUrl?: string;
   /** Providers the user added (`gateway providers add`), checked; never a key. */
   providers: Record<string, StoredProvider>;
   /** Their registry descriptors, and what was wrong with any left out. */
@@ -113,7 +115,13 @@ export function readConfig(dir: string): GatewayConfig {
     ...(obj.usage && typeof obj.usage === 'object' && !Array.isArray(obj.usage) ? { usage: obj.usage as Record<string, unknown> } : {}),
     ...(obj.responses && typeof obj.responses === 'object' && !Array.isArray(obj.responses) ? { responses: obj.responses as Record<string, unknown> } : {}),
     ...(obj.telemetry && typeof obj.telemetry === 'object' && !Array.isArray(obj.telemetry) ? { telemetry: obj.telemetry as Record<string, unknown> } : {}),
+    ...(storeUrlOf(obj.store) ? { storeUrl: storeUrlOf(obj.store) } : {}),
   };
+}
+
+function storeUrlOf(store: unknown): string | undefined {
+  const url = store && typeof store === 'object' && !Array.isArray(store) ? (store as Record<string, unknown>).url : undefined;
+  return typeof url === 'string' && url.trim() !== '' ? url : undefined;
 }
 
 export function validateAliasName(name: string): string {
@@ -133,6 +141,7 @@ export function validateAliasTarget(target: string, what = 'alias target'): stri
 }
 
 type StoredConfig = Partial<Pick<GatewayConfig, 'bodyLimitBytes' | 'upstreamTimeoutSeconds' | 'lastChatModel' | 'usage' | 'responses' | 'telemetry' | 'providers'>> & {
+  store?: { url?: string };
   aliases?: Record<string, string | string[]>;
   /** Checked by parseRouting, not by the schema: a hand-edited mistake there must not block every other write. */
   routing?: Record<string, unknown>;
@@ -169,6 +178,7 @@ async function openConfStore(dir: string) {
         usage: { type: 'object' },
         responses: { type: 'object' },
         telemetry: { type: 'object' },
+        store: { type: 'object' },
       },
     });
   } catch (e) {
