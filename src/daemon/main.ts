@@ -17,7 +17,7 @@ import { createDashboard } from './dashboard/mount.js';
 import { batchedLog } from './observe/log-writer.js';
 import { parseTelemetry } from './telemetry/index.js';
 import { exposureOf } from './http/exposure.js';
-import { parseStoreUrl, storeUrlFrom } from './store/store-url.js';
+import { parseStoreUrl, recordStoreUrl, storeUrlFrom } from './store/store-url.js';
 import { daemonIdOf, SharedStore } from './store/shared-store.js';
 
 export interface RunDaemonOptions {
@@ -211,6 +211,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     ...(tls ? { tlsCert: tls.certFile } : {}), ...(opts.behindProxy?.length ? { behindProxy: opts.behindProxy } : {}),
     ...(shared ? { store: shared.display, daemonId: shared.daemonId } : {}),
   };
+  recordStoreUrl(dir, storeUrl);
   if (shared) log(`store: team mode on ${shared.display} as daemon ${shared.daemonId}`);
   writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {

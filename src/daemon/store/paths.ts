@@ -13,6 +13,8 @@ export const FILES = {
   daemon: 'daemon.json',
   adminToken: 'admin-token',
   log: 'daemon.log',
+  /** Team mode: the store URL the daemon was last started with (0600), so the CLI acts on the same store. */
+  store: 'store-url',
 } as const;
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,6 +1,10 @@
 // The shared store's address (`--store`, GATEWAY_STORE_URL, or `store.url` in config.json): a
 // PostgreSQL URL. Its password is a secret: it is never printed, and every error that might quote
 // the URL goes through redact() first.
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { writePrivateFileSync } from './atomic.js';
+import { FILES } from './paths.js';
 
 export const STORE_ENV = 'GATEWAY_STORE_URL';
 
@@ -46,4 +50,22 @@ export function redact(text: string, store: StoreUrl): string {
 export function storeUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv, config: string | undefined): string | undefined {
   for (const v of [flag, env[STORE_ENV], config]) if (v !== undefined && v.trim() !== '') return v;
   return undefined;
+}
+
+/**
+ * The store a daemon in `dir` was started with, kept beside its other secrets (0600, like
+ * config.json, which may hold the same URL) so that the CLI run with that state directory acts on
+ * the same store however it was given; removed when the daemon starts without one.
+ */
+export function recordStoreUrl(dir: string, url: string | undefined): void {
+  const path = join(dir, FILES.store);
+  if (url === undefined) rmSync(path, { force: true });
+  else writePrivateFileSync(path, `${url}\n`);
+}
+
+/** The store the CLI acts on for state directory `dir`: GATEWAY_STORE_URL, else config.json's `store.url`, else the daemon's last. */
+export function cliStoreUrl(dir: string, env: NodeJS.ProcessEnv, configUrl: string | undefined): string | undefined {
+  let recorded: string | undefined;
+  try { recorded = readFileSync(join(dir, FILES.store), 'utf8').trim() || undefined; } catch { /* none */ }
+  return storeUrlFrom(undefined, env, configUrl) ?? recorded;
 }
