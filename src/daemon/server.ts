@@ -31,7 +31,7 @@ import { handleModel, handleModels, modelsShape } from './doors/models-list.js';
 import { isGooglePath, isModelsPath, modelRoute } from './doors/model-routes.js';
 import { GEMINI_DOOR, geminiCall } from './doors/gemini.js';
 import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
-import { parseResponsesSettings, ResponseStore } from './store/responses.js';
+import { parseResponsesSettings, SqliteResponseStore } from './store/responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
 import { PgLimitStore } from './limits/pg-store.js';
@@ -142,7 +142,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
     ...(opts.shared ? { shared: opts.shared } : {}),
-    responses: new ResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
+    responses: new SqliteResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
     upstreams: new Upstreams({ ...opts.origins }, timeouts),
     limits: new Limiter({
       stateDir: opts.stateDir, clock, log,

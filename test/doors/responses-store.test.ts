@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { anthropicScript } from '../helpers/scripted-providers.js';
-import { ResponseStore, RESPONSES_DB_FILE } from '../../src/daemon/store/responses.js';
+import { SqliteResponseStore, RESPONSES_DB_FILE } from '../../src/daemon/store/responses.js';
 
 const DAY = 86_400_000;
 let now = Date.UTC(2026, 10, 25);
@@ -56,7 +56,7 @@ describe('the response store', () => {
   it('drops the oldest answers when the file holds more than its cap, and reopens what it wrote', async () => {
     const dir = gw.dir;
     let t = now;
-    const store = new ResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
+    const store = new SqliteResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
     const { mkdirSync } = await import('node:fs');
     mkdirSync(join(dir, 'cap'));
     const big = 'x'.repeat(900);
@@ -66,7 +66,7 @@ describe('the response store', () => {
     const kept = await Promise.all([0, 1, 2, 3, 4].map(async (i) => (await store.get(`resp_${i}`, 'k')) !== undefined));
     expect(kept).toEqual([false, false, true, true, true]);
     await store.close();
-    const again = new ResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
+    const again = new SqliteResponseStore(join(dir, 'cap'), { retentionDays: 30, maxBytes: 3_000 }, () => t);
     expect((await again.get('resp_4', 'k'))?.input).toEqual([big]);
     await again.close();
   });
@@ -75,7 +75,7 @@ describe('the response store', () => {
     const dir = join(gw.dir, 'chunks');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(dir);
-    const store = new ResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
+    const store = new SqliteResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
     await store.get('resp_none', 'k'); // the file is open: what follows is the writing alone
     for (let i = 0; i < 1_000; i++) store.put({ id: `resp_c${i}`, keyId: 'k', createdAt: now, previousId: null, input: ['hi'], output: [], response: { id: `resp_c${i}` } });
     // What another request would see mid-flush: the daemon is not held until the last row is written.
@@ -87,7 +87,7 @@ describe('the response store', () => {
     expect(ranDuringFlush).toBe(true);
     await racing;
     await store.close();
-    const again = new ResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
+    const again = new SqliteResponseStore(dir, { retentionDays: 30, maxBytes: 1 << 30 }, () => now);
     const found = await Promise.all([0, 499, 999].map(async (i) => (await again.get(`resp_c${i}`, 'k'))?.id));
     expect(found).toEqual(['resp_c0', 'resp_c499', 'resp_c999']);
     await again.close();
@@ -98,8 +98,8 @@ describe('the response store', () => {
     const dir = join(gw.dir, 'expiry');
     mkdirSync(dir);
     let t = now;
-    const put = (s: ResponseStore, i: number) => s.put({ id: `resp_e${i}`, keyId: 'k', createdAt: t, previousId: null, input: ['y'.repeat(400)], output: [], response: { id: `resp_e${i}` } });
-    const store = new ResponseStore(dir, { retentionDays: 1, maxBytes: 1 << 30 }, () => t);
+    const put = (s: SqliteResponseStore, i: number) => s.put({ id: `resp_e${i}`, keyId: 'k', createdAt: t, previousId: null, input: ['y'.repeat(400)], output: [], response: { id: `resp_e${i}` } });
+    const store = new SqliteResponseStore(dir, { retentionDays: 1, maxBytes: 1 << 30 }, () => t);
     for (let i = 0; i < 6; i++) { t += 3_600_000; put(store, i); } // one an hour
     await store.flush();
     t += DAY - 3 * 3_600_000 + 1; // the first three are now older than a day
@@ -111,7 +111,7 @@ describe('the response store', () => {
     };
     expect(rows()).toEqual(['resp_e3', 'resp_e4', 'resp_e5']);
     // Reopened with a cap that holds two of the three: the oldest goes, counted from the file.
-    const again = new ResponseStore(dir, { retentionDays: 1, maxBytes: 2 * 450 }, () => t);
+    const again = new SqliteResponseStore(dir, { retentionDays: 1, maxBytes: 2 * 450 }, () => t);
     await again.get('resp_e5', 'k'); // opens, and prunes what is over the cap
     await again.close();
     expect(rows()).toEqual(['resp_e4', 'resp_e5']);
@@ -122,7 +122,7 @@ describe('the response store', () => {
     const dir = join(gw.dir, 'deleted');
     mkdirSync(dir);
     let t = now;
-    const store = new ResponseStore(dir, { retentionDays: 30, maxBytes: 2_000 }, () => t);
+    const store = new SqliteResponseStore(dir, { retentionDays: 30, maxBytes: 2_000 }, () => t);
     const big = 'z'.repeat(900);
     for (let i = 0; i < 2; i++) { t += 1000; store.put({ id: `resp_d${i}`, keyId: 'k', createdAt: t, previousId: null, input: [big], output: [], response: { id: `resp_d${i}` } }); }
     await store.flush();

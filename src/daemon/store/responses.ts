@@ -1,7 +1,9 @@
 // The gateway's own store of Responses API answers, for `previous_response_id` and
 // GET/DELETE /v1/responses/{id} on models that are not OpenAI's. Answers OpenAI keeps itself (its
 // models, through the fast path) are recorded here only by id and owner, so that the same client
-// can read them back through the door and no other proxy key can. One SQLite
+// can read them back through the door and no other proxy key can. The rules every store keeps are
+// the ResponseStore interface's below; in team mode the answers live in PostgreSQL
+// (store/pg-responses.ts). The laptop's store is one SQLite
 // file (`responses.db`, 0600, set up as the usage history's: store/sqlite.ts) beside the usage
 // history. A request never waits on the disk: new answers and deletions are queued in memory and
 // written half a second later (and on close), 200 to a transaction (store/batch-writer.ts); reads
@@ -62,11 +64,75 @@ export interface StoredResponse {
 /** What a previous_response_id stands for: the stored conversation, or an answer a provider keeps. */
 export type Chain = { items: unknown[] } | { heldBy: string };
 
-interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; response: string; held_by: string | null }
+/**
+ * Where the Responses door keeps its answers (the laptop's SQLite file, or team mode's PostgreSQL).
+ * Every store: an answer belongs to the proxy key that made it and another key sees nothing;
+ * an answer older than the retention is gone, judged on read; past the size cap the oldest go;
+ * keeping an answer never makes the request wait for the database.
+ */
+export interface ResponseStore {
+  /** Keeps an answer; returns at once (written in the background). */
+  put(r: StoredResponse): void;
+  /** Records an answer a provider keeps itself, as the key that made it. */
+  putHeld(id: string, keyId: string, provider: string): void;
+  /** The answer `id` as `keyId` may see it: undefined when unknown, expired, deleted, or another key's. */
+  get(id: string, keyId: string): Promise<StoredResponse | undefined>;
+  /** Forgets `id` when `keyId` may see it; true when it did. */
+  delete(id: string, keyId: string): Promise<boolean>;
+  /**
+   * The conversation `id` ends: every input and output item of its chain, oldest first, or the
+   * provider that keeps it; undefined when a link is missing.
+   */
+  conversation(id: string, keyId: string): Promise<Chain | undefined>;
+  setSettings(settings: ResponsesSettings): void;
+  /** Writes what is waiting to be written now. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The earliest creation time still within the retention at `now`. */
+export function retentionStart(settings: ResponsesSettings, now: number): number {
+  return now - settings.retentionDays * DAY_MS;
+}
+
+/** The record of an answer `provider` keeps itself: its id and owner only. */
+export function heldAnswer(id: string, keyId: string, provider: string, createdAt: number): StoredResponse {
+  return { id, keyId, createdAt, previousId: null, input: [], output: [], response: {}, heldBy: provider };
+}
+
+/**
+ * Follows the chain that ends at `id`. `links(id)` gives the stored answer `id` (any key's) and,
+ * when it can in the same read, the older links after it, newest first; none when `id` is unknown.
+ * `visible` is the reader's view (its own key's, unexpired).
+ */
+export async function followChain(id: string, visible: (r: StoredResponse) => boolean, links: (id: string) => Promise<StoredResponse[]>): Promise<Chain | undefined> {
+  const chain: StoredResponse[] = [];
+  const seen = new Set<string>();
+  let next: string | null = id;
+  walk: while (next !== null) {
+    const found = await links(next);
+    if (found[0]?.id !== next) return undefined;
+    for (const r of found) {
+      if (r.id !== next) break; // the read stopped short of where the chain goes: read on from `next`
+      if (seen.has(next)) break walk; // cannot happen with ids we mint; guards a hand-edited store
+      seen.add(next);
+      if (!visible(r)) return undefined;
+      if (r.heldBy !== undefined) return chain.length === 0 ? { heldBy: r.heldBy } : undefined;
+      chain.push(r);
+      next = r.previousId;
+      if (next === null) break walk;
+    }
+  }
+  return { items: chain.reverse().flatMap((r) => [...r.input, ...r.output]) };
+}
+
+/** One answer as both stores keep it: the input items and the whole response, serialised as the client got them. */
+export interface Row { id: string; key_id: string; created_at: number; previous_id: string | null; input: string; response: string; held_by: string | null }
 /** A queued deletion. */
 interface Gone { gone: string }
 
-export class ResponseStore {
+/** The laptop's store: one SQLite file in the state directory. */
+export class SqliteResponseStore implements ResponseStore {
   private db: Database | undefined;
   private statements: StatementCache | undefined;
   private opening: Promise<Database> | undefined;
@@ -104,8 +170,31 @@ export class ResponseStore {
     this.schedule();
   }
 
-  /** The answer `id` as `keyId` may see it: undefined when unknown, expired, deleted, or another key's. */
   async get(id: string, keyId: string): Promise<StoredResponse | undefined> {
+    const r = await this.find(id);
+    return r && this.visible(r, keyId) ? r : undefined;
+  }
+
+  async delete(id: string, keyId: string): Promise<boolean> {
+    if (!(await this.get(id, keyId))) return false;
+    this.changes.add({ gone: id });
+    this.schedule();
+    return true;
+  }
+
+  putHeld(id: string, keyId: string, provider: string): void {
+    this.put(heldAnswer(id, keyId, provider, this.clock()));
+  }
+
+  conversation(id: string, keyId: string): Promise<Chain | undefined> {
+    return followChain(id, (r) => this.visible(r, keyId), async (link) => {
+      const r = await this.find(link);
+      return r ? [r] : [];
+    });
+  }
+
+  /** The answer `id` as stored, whoever's: the queue first, then the file. */
+  private async find(id: string): Promise<StoredResponse | undefined> {
     const queued = this.changes.get(id);
     if (queued && 'gone' in queued) return undefined;
     let row = queued;
@@ -114,41 +203,11 @@ export class ResponseStore {
       row = this.statements!.get('SELECT * FROM responses WHERE id = ?').get(id) as Row | undefined;
       if (!row) return undefined;
     }
-    const r = fromRow(row);
-    if (r.keyId !== keyId || this.expired(r)) return undefined;
-    return r;
+    return fromRow(row);
   }
 
-  /** Forgets `id` when `keyId` may see it; true when it did. */
-  async delete(id: string, keyId: string): Promise<boolean> {
-    if (!(await this.get(id, keyId))) return false;
-    this.changes.add({ gone: id });
-    this.schedule();
-    return true;
-  }
-
-  /** Records an answer a provider keeps itself, as the key that made it. */
-  putHeld(id: string, keyId: string, provider: string): void {
-    this.put({ id, keyId, createdAt: this.clock(), previousId: null, input: [], output: [], response: {}, heldBy: provider });
-  }
-
-  /**
-   * The conversation `id` ends: every input and output item of its chain, oldest first, or the
-   * provider that keeps it; undefined when a link is missing.
-   */
-  async conversation(id: string, keyId: string): Promise<Chain | undefined> {
-    const chain: StoredResponse[] = [];
-    const seen = new Set<string>();
-    for (let next: string | null = id; next !== null; ) {
-      if (seen.has(next)) break; // cannot happen with ids we mint; guards a hand-edited file
-      seen.add(next);
-      const r = await this.get(next, keyId);
-      if (!r) return undefined;
-      if (r.heldBy !== undefined) return chain.length === 0 ? { heldBy: r.heldBy } : undefined;
-      chain.push(r);
-      next = r.previousId;
-    }
-    return { items: chain.reverse().flatMap((r) => [...r.input, ...r.output]) };
+  private visible(r: StoredResponse, keyId: string): boolean {
+    return r.keyId === keyId && r.createdAt >= retentionStart(this.settings, this.clock());
   }
 
   /**
@@ -191,7 +250,7 @@ export class ResponseStore {
   prune(db: Database | undefined = this.db): void {
     if (!db) return;
     this.lastPrune = this.clock();
-    const cutoff = this.clock() - this.settings.retentionDays * DAY_MS;
+    const cutoff = retentionStart(this.settings, this.clock());
     let over = this.totalBytes - this.settings.maxBytes;
     let expired = 0;
     let capped = 0;
@@ -224,10 +283,6 @@ export class ResponseStore {
     this.opening = undefined;
   }
 
-  private expired(r: StoredResponse): boolean {
-    return r.createdAt < this.clock() - this.settings.retentionDays * DAY_MS;
-  }
-
   private schedule(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
@@ -258,14 +313,14 @@ export class ResponseStore {
   }
 }
 
-function toRow(r: StoredResponse): Row {
+export function toRow(r: StoredResponse): Row {
   return {
     id: r.id, key_id: r.keyId, created_at: r.createdAt, previous_id: r.previousId,
     input: JSON.stringify(r.input), response: r.responseJson ?? JSON.stringify(r.response), held_by: r.heldBy ?? null,
   };
 }
 
-function fromRow(row: Row): StoredResponse {
+export function fromRow(row: Row): StoredResponse {
   const response = JSON.parse(row.response) as Record<string, unknown>;
   return {
     id: row.id, keyId: row.key_id, createdAt: row.created_at, previousId: row.previous_id,
