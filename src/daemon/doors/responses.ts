@@ -19,7 +19,7 @@ import { RequestTracker } from '../observe/tracker.js';
 import { relayAsIs } from '../relay/relay-as-is.js';
 import { providerHeaders } from '../relay/upstream.js';
 import type { KeyRecord } from '../store/keys.js';
-import type { StoredResponse } from '../store/responses.js';
+import type { Chain, StoredResponse } from '../store/responses.js';
 import { newIdSuffix, type Door, type DoorRun, type Obj } from './door.js';
 import { peerOf } from '../http/peer.js';
 
@@ -42,15 +42,27 @@ function inputItems(input: unknown): unknown[] {
 }
 
 /**
+ * The chain a request's previous_response_id names, read once for the request: its limits'
+ * reservation and each attempt ask (in team mode each read is a query, and one that finds nothing
+ * waits for another daemon's insert: store/pg-responses.ts).
+ */
+const chains = new WeakMap<Obj, Promise<Chain | undefined>>();
+function chainOf(run: DoorRun, previousId: string): Promise<Chain | undefined> {
+  let chain = chains.get(run.clientBody);
+  if (!chain) chains.set(run.clientBody, chain = run.ctx.responses.conversation(previousId, run.key.id));
+  return chain;
+}
+
+/**
  * What a request continues by reference, for its key's limits: the bytes of a chain the gateway
  * holds; Infinity for one its provider keeps (or an OpenAI `conversation`), whose size only it knows.
  */
 async function heldInput(run: DoorRun): Promise<number> {
-  const { ctx, clientBody: body, key } = run;
+  const { clientBody: body } = run;
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
   if (body.conversation !== undefined && body.conversation !== null) return Infinity;
   if (previousId === null) return 0;
-  const chain = await ctx.responses.conversation(previousId, key.id);
+  const chain = await chainOf(run, previousId);
   // Not ours: OpenAI may keep it (it goes there as it is), or the attempt refuses it as not found.
   if (chain === undefined || !('items' in chain)) return Infinity;
   return Buffer.byteLength(JSON.stringify(chain.items));
@@ -66,7 +78,7 @@ async function prepare(run: DoorRun): Promise<void> {
   const previousId = typeof body.previous_response_id === 'string' && body.previous_response_id !== '' ? body.previous_response_id : null;
   const own = inputItems(body.input);
   // A chain the gateway holds (its answers came from a model that is not OpenAI's), or one OpenAI keeps.
-  const chain = previousId === null ? undefined : await ctx.responses.conversation(previousId, key.id);
+  const chain = previousId === null ? undefined : await chainOf(run, previousId);
   const prior = chain && 'items' in chain ? chain.items : undefined;
   const store = body.store !== false;
 
