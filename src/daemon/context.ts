@@ -46,7 +46,7 @@ export interface DaemonContext {
   limits: Limiter;
   /** Team mode: the PostgreSQL store the daemons share (`--store`); absent on a laptop (SQLite). */
   shared?: SharedStore;
-  /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}. */
+  /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}: SQLite on a laptop, the shared store in team mode. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */
   bodyLog?: BodyLog;

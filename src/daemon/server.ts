@@ -32,6 +32,7 @@ import { isGooglePath, isModelsPath, modelRoute } from './doors/model-routes.js'
 import { GEMINI_DOOR, geminiCall } from './doors/gemini.js';
 import { handleStoredResponse, RESPONSES_DOOR } from './doors/responses.js';
 import { parseResponsesSettings, SqliteResponseStore } from './store/responses.js';
+import { PgResponseStore } from './store/pg-responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
 import { PgLimitStore } from './limits/pg-store.js';
@@ -142,7 +143,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
     ...(opts.shared ? { shared: opts.shared } : {}),
-    responses: new SqliteResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
+    responses: opts.shared
+      ? new PgResponseStore(opts.shared, responsesConfig.settings, { clock, log })
+      : new SqliteResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
     upstreams: new Upstreams({ ...opts.origins }, timeouts),
     limits: new Limiter({
       stateDir: opts.stateDir, clock, log,

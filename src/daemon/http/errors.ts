@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   previous_response_not_found: { status: 400, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
   // GET/DELETE /v1/responses/{id} for an id this key cannot see: OpenAI's 404, whose code is null.
   response_not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: null },
+  // Team mode: a stored answer (or a previous_response_id chain) only the shared store holds, while it is unreachable.
+  response_store_unavailable: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   not_found: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND' },
   method_not_allowed: { status: 405, openai: 'invalid_request_error', anthropic: 'invalid_request_error', google: 'INVALID_ARGUMENT' },
   // A WebSocket asked for where only HTTP is served (Codex falls back to HTTP at once on a 426).

@@ -104,6 +104,28 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 4,
+    description: 'Responses API answers: one row per answer, for previous_response_id on any daemon',
+    sql: `
+      -- As the laptop's responses.db keeps them (store/responses.ts): the input items and the
+      -- response as the client got them, in text rather than jsonb so they come back byte for byte;
+      -- bytes is what the size cap counts. held_by: the provider that keeps the answer itself (the
+      -- row then records only its id and owner).
+      CREATE TABLE responses (
+        id text PRIMARY KEY,
+        key_id text NOT NULL,
+        created_at bigint NOT NULL,
+        previous_id text,
+        bytes bigint NOT NULL,
+        input text NOT NULL,
+        response text NOT NULL,
+        held_by text
+      );
+      -- Retention and the size cap drop the oldest first.
+      CREATE INDEX responses_created ON responses (created_at);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
