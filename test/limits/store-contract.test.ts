@@ -12,7 +12,7 @@ import { PgLimitStore } from '../../src/daemon/limits/pg-store.js';
 import { SqliteLimitStore } from '../../src/daemon/limits/sqlite-store.js';
 import type { Claim, LimitStore } from '../../src/daemon/limits/store.js';
 import { migrate } from '../../src/daemon/observe/usage/schema.js';
-import { migratePg, PG_MIGRATIONS } from '../../src/daemon/store/pg-schema.js';
+import { migratePg, PG_SCHEMA_VERSION } from '../../src/daemon/store/pg-schema.js';
 import { openDatabase } from '../../src/daemon/store/sqlite.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -163,7 +163,7 @@ describe('three daemons on one PostgreSQL store', () => {
     const url = await freshDatabase();
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     pools.push(pool);
-    await pool.query('INSERT INTO gateway_schema (version, description) VALUES ($1, $2)', [PG_MIGRATIONS.length + 1, 'from the future']);
+    await pool.query('INSERT INTO gateway_schema (version, description) VALUES ($1, $2)', [PG_SCHEMA_VERSION + 1, 'from the future']);
     await expect(migratePg(pool)).rejects.toThrow(/newer than this gateway understands/);
   });
 });
