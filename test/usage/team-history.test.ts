@@ -1,7 +1,8 @@
 // The parts of team mode's usage history a crash lands between, each at its exact moment: a row
-// journaled but not yet written (replayed once at the next start), a push PostgreSQL committed but
-// whose outbox entries were never deleted (pushed again, counted once), rows read twice (kept
-// once); and a usage.db from before daemons were recorded (its history kept, as "not recorded").
+// journaled but not yet written (replayed once at the next start), a push PostgreSQL refused (kept
+// in the outbox), a push PostgreSQL committed but whose outbox entries were never deleted (pushed
+// again, counted once), rows read twice (kept once); and a usage.db from before daemons were
+// recorded (its history kept, as "not recorded").
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,14 +96,33 @@ describe('the outbox and the shared store', () => {
     reasoningTokens: null, cost: 0.001, cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null, limit: null, daemon,
   });
 
+  const open = async (name: string) => {
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: name, log: () => {} });
+    const store = await UsageStore.open(join(dir, `${name}.db`));
+    // No timers in the way: each push and pull below is called by the test.
+    const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => 30, backstopMs: 3_600_000 });
+    return { shared, store, team };
+  };
+
+  it('rows leave the outbox only once PostgreSQL has committed them', async () => {
+    const c = await open('c');
+    try {
+      c.store.insert([row('req_c1', 'c'), row('req_c2', 'c')], [], true);
+      // PostgreSQL refuses the push (as it would a statement cut off by a crash): nothing is lost.
+      await c.shared.query("ALTER TABLE usage_requests ADD CONSTRAINT refuse_c CHECK (request_id <> 'req_c2')");
+      await c.team.push();
+      expect(c.store.outboxSize()).toBe(2);
+      expect((await c.shared.query("SELECT 1 FROM usage_requests WHERE daemon = 'c'")).rowCount).toBe(0);
+      await c.shared.query('ALTER TABLE usage_requests DROP CONSTRAINT refuse_c');
+      await c.team.push();
+      expect(c.store.outboxSize()).toBe(0);
+      expect((await c.shared.query("SELECT request_id FROM usage_requests WHERE daemon = 'c' ORDER BY 1")).rows).toEqual([{ request_id: 'req_c1' }, { request_id: 'req_c2' }]);
+    } finally {
+      await c.team.close(); c.store.close(); await c.shared.close();
+    }
+  }, 60_000);
+
   it('a push committed but never taken off the outbox is pushed again and counted once; rows read twice are kept once', async () => {
-    const open = async (name: string) => {
-      const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: name, log: () => {} });
-      const store = await UsageStore.open(join(dir, `${name}.db`));
-      // No timers in the way: each push and pull below is called by the test.
-      const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => 30, backstopMs: 3_600_000 });
-      return { shared, store, team };
-    };
     const a = await open('a');
     const b = await open('b');
     try {
@@ -114,7 +134,7 @@ describe('the outbox and the shared store', () => {
       a.store.insert([row('req_a3', 'a')], [], true);
       await a.team.push();
       expect(a.store.outboxSize()).toBe(0);
-      const inStore = await a.shared.query<{ request_id: string; n: string }>('SELECT request_id, count(*) AS n FROM usage_requests GROUP BY 1 ORDER BY 1');
+      const inStore = await a.shared.query<{ request_id: string; n: string }>("SELECT request_id, count(*) AS n FROM usage_requests WHERE daemon = 'a' GROUP BY 1 ORDER BY 1");
       expect(inStore.rows.map((r) => [r.request_id, Number(r.n)])).toEqual([['req_a1', 1], ['req_a2', 1], ['req_a3', 1]]);
 
       await b.team.pull();
@@ -122,14 +142,14 @@ describe('the outbox and the shared store', () => {
       b.store.db.exec('DELETE FROM usage_pulled');
       await b.team.pull();
       const rows = recentRequests(b.store.db, { limit: 10 }).rows;
-      expect(rows.map((r) => [r.requestId, r.daemon]).sort()).toEqual([['req_a1', 'a'], ['req_a2', 'a'], ['req_a3', 'a']]);
+      expect(rows.filter((r) => r.daemon === 'a').map((r) => r.requestId).sort()).toEqual(['req_a1', 'req_a2', 'req_a3']);
       const back = rows.find((r) => r.requestId === 'req_a1')!;
       const { id: _, ...sent } = back;
       expect(sent).toEqual({ ...row('req_a1', 'a'), startedAt: back.startedAt });
       expect(b.store.outboxSize()).toBe(0); // another daemon's rows are never sent on
       // And its own rows coming back are not written twice.
       await a.team.pull();
-      expect(a.store.count()).toBe(3);
+      expect(recentRequests(a.store.db, { limit: 10, daemon: 'a' }).rows).toHaveLength(3);
     } finally {
       for (const d of [a, b]) { await d.team.close(); d.store.close(); await d.shared.close(); }
     }
