@@ -219,6 +219,11 @@ describe('laptop mode', () => {
       expect(rows.map((r) => [r.model, r.daemon]).sort()).toEqual([['solo-0', 'laptop'], ['solo-1', 'laptop'], ['solo-2', 'laptop']]);
       const byDaemon = JSON.parse((await gw.cli(['usage', '--by', 'daemon', '--json'])).stdout) as { rows: UsageGroup[] };
       expect(byDaemon.rows.map((g) => [g.group, g.requests])).toEqual([['laptop', 3]]);
+      const table = (await gw.cli(['usage', '--requests', '--limit', '2'])).stdout;
+      expect(table.split('\n')[0]).toMatch(/^TIME\s+DAEMON\s+KEY\s+MODEL\s+STATUS/);
+      expect(table).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+laptop\s+solo\s+gemini\/solo-2\s+200\s/m);
+      expect(table).not.toContain('solo-0');
+      expect(table).toContain('raise --limit');
       expect((await gw.cli(['stop'])).code).toBe(0);
       expect(readdirSync(gw.dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
       const store = await UsageStore.open(join(gw.dir, 'usage.db'));

@@ -122,11 +122,18 @@ async function requestsFromFile(dir: string, since: number, before: string | nul
   }
 }
 
+/** `YYYY-MM-DD HH:MM:SS` in this machine's time zone, as the summary's window is shown. */
+function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 function printRequests(rows: readonly StoredRequest[], more: boolean): void {
   if (rows.length === 0) { out('No requests in this period.'); return; }
   const head = ['TIME', 'DAEMON', 'KEY', 'MODEL', 'STATUS', 'INPUT', 'OUTPUT', 'COST', 'REQUEST'];
   const table = [head, ...rows.map((r) => [
-    new Date(r.startedAt).toISOString().replace('T', ' ').slice(0, 19), r.daemon ?? '-', r.keyName, `${r.provider}/${r.model ?? '(unknown)'}`,
+    localTime(r.startedAt), r.daemon || '-', r.keyName, `${r.provider}/${r.model ?? '(unknown)'}`,
     String(r.status), r.inputTokens === null ? '-' : int(r.inputTokens), r.outputTokens === null ? '-' : int(r.outputTokens),
     formatCost(r.cost, r.cost === null ? 1 : 0, 1), r.requestId,
   ])];
