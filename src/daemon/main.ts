@@ -106,7 +106,9 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // The shared store is reached and migrated before anything is written or listens: a bad URL, a
   // refused password or a newer schema stops the start with one line, leaving nothing half-started.
   const storeUrl = storeUrlFrom(opts.storeUrl, process.env, config.storeUrl);
-  const shared = storeUrl === undefined ? undefined : await SharedStore.open({ store: parseStoreUrl(storeUrl), daemonId: daemonIdOf(process.env, opts.port), log });
+  // Its name in the usage rows it records, on a laptop too (so a history moved into a team store says where it came from).
+  const daemonId = daemonIdOf(process.env, opts.port);
+  const shared = storeUrl === undefined ? undefined : await SharedStore.open({ store: parseStoreUrl(storeUrl), daemonId, log });
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
@@ -181,7 +183,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     throw e;
   }
   if (history) {
-    recorder = recordUsage(history, daemon.ctx.bus, log);
+    recorder = recordUsage(history, daemon.ctx.bus, log, { daemon: daemonId, ...(shared ? { shared } : {}) });
     storeBodies(history, recorder, daemon.ctx, log);
   }
 

@@ -7,12 +7,15 @@ import { startMockProvider, type MockProvider } from '../helpers/mock-provider.j
 
 export interface GatewayProcess {
   dir: string;
+  /** The running daemon's address and pid (a `restart()` changes both). */
   url: string;
   pid: number;
   mocks: { anthropic: MockProvider; openai: MockProvider; gemini: MockProvider };
   cli(args: string[], env?: Record<string, string | undefined>): Promise<CliResult>;
   adminToken(): string;
   alive(): boolean;
+  /** `gateway start --port 0` again in the same state directory (after a kill). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,21 +31,25 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {},
     ...extraEnv,
   };
   const cli = (args: string[], extra: Record<string, string | undefined> = {}) => runCli(args, { home: home.dir, env: { ...env, ...extra }, timeoutMs: 30_000 });
-  const started = await cli(['start', '--port', '0']);
-  const m = /gateway running at (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/.exec(started.stdout);
-  if (!m) throw new Error(`gateway did not start: ${started.stdout}${started.stderr}`);
-  const pid = Number(m[2]);
-  const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
-  return {
-    dir: home.dir, url: m[1]!, pid, mocks: { anthropic, openai, gemini }, cli, alive,
+  const start = async (): Promise<{ url: string; pid: number }> => {
+    const started = await cli(['start', '--port', '0']);
+    const m = /gateway running at (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/.exec(started.stdout);
+    if (!m) throw new Error(`gateway did not start: ${started.stdout}${started.stderr}`);
+    return { url: m[1]!, pid: Number(m[2]) };
+  };
+  const gw: GatewayProcess = {
+    dir: home.dir, ...(await start()), mocks: { anthropic, openai, gemini }, cli,
+    alive: () => { try { process.kill(gw.pid, 0); return true; } catch { return false; } },
     adminToken: () => readFileSync(join(home.dir, 'admin-token'), 'utf8').trim(),
+    async restart() { Object.assign(gw, await start()); },
     async close() {
       await cli(['stop']).catch(() => undefined);
-      if (alive()) process.kill(pid, 'SIGKILL');
+      if (gw.alive()) process.kill(gw.pid, 'SIGKILL');
       await Promise.all([anthropic.close(), openai.close(), gemini.close()]);
       home.cleanup();
     },
   };
+  return gw;
 }
 
 /** Signs in through `gateway dashboard --no-open`: the session cookie header. */

@@ -1,27 +1,34 @@
 // `gateway usage`: requests, tokens, cost and what the prompt cache did (reads, writes, hit ratio,
-// savings) from the usage history, grouped by model, key, provider, provider key, day or session. With the daemon running it asks GET /admin/usage/summary (so rows still queued
-// in the recorder count); otherwise it reads usage.db itself. Both paths run the same query.
+// savings) from the usage history, grouped by model, key, provider, provider key, day, session or
+// daemon; `--requests` lists the requests themselves. With the daemon running it asks GET
+// /admin/usage/summary or /admin/usage/requests (so rows still queued in the recorder count);
+// otherwise it reads usage.db itself. Both paths run the same query. In team mode usage.db holds
+// the whole team's history (observe/usage/team-history.ts), so either path shows every daemon's rows.
 import { Option, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { CliError, cliStateDir, note, out, printJson } from '../common.js';
 import { adminRequest, findDaemon } from '../daemon-client.js';
 import { percent } from '../ui/common/format.js';
 import type { UsageSummary } from '../../daemon/observe/usage/index.js';
-import type { GroupBy, UsageTotals } from '../../daemon/observe/usage/queries.js';
+import type { GroupBy, StoredRequest, UsageTotals } from '../../daemon/observe/usage/queries.js';
 import { parseSince } from '../../daemon/observe/usage/settings.js';
 import { remoteOf, remoteRequest, type Remote } from '../remote.js';
 
 type By = GroupBy;
 /** The groupings GET /admin/usage/summary takes (listed here so the CLI does not load the query module to parse its options). */
-const BY_CHOICES = ['model', 'key', 'provider', 'provider-key', 'day', 'session'] as const satisfies readonly GroupBy[];
-interface UsageOpts { since: string; by: By; json?: boolean }
+const BY_CHOICES = ['model', 'key', 'provider', 'provider-key', 'day', 'session', 'daemon'] as const satisfies readonly GroupBy[];
+interface UsageOpts { since: string; by: By; json?: boolean; requests?: boolean; limit: string }
+/** Rows per page of GET /admin/usage/requests (its most). */
+const PAGE = 500;
 
 export function registerUsage(program: Command): void {
   program.command('usage')
     .description('show requests, tokens, cost and prompt-cache use from the usage history')
     .option('--since <when>', 'the period: 24h, 7d, 2w, 30d, 1y, or a date like 2026-11-01', '7d')
-    .addOption(new Option('--by <group>', 'one row per (key: the proxy key a client used; provider-key: the provider key that served, by its pool label; session: the session the client named)').choices(BY_CHOICES).default('model'))
-    .option('--json', 'print the summary as JSON (the same document as GET /admin/usage/summary)')
+    .addOption(new Option('--by <group>', 'one row per (key: the proxy key a client used; provider-key: the provider key that served, by its pool label; session: the session the client named; daemon: the daemon that served)').choices(BY_CHOICES).default('model'))
+    .option('--requests', 'list the requests themselves, newest first, instead of a summary')
+    .option('--limit <n>', 'with --requests: at most this many', '50')
+    .option('--json', 'print the summary as JSON (the same document as GET /admin/usage/summary); with --requests, the requests as GET /admin/usage/requests gives them')
     .addHelpText('after', [
       '',
       'Totals cover whole hours (the window starts at the top of the hour). Costs use the price table in',
@@ -31,6 +38,8 @@ export function registerUsage(program: Command): void {
       'the input price, less what they cost (negative when writes cost more than reads saved).',
       '--by session reads the individual requests, kept usage.retentionDays (30 by default); a session is the',
       'one the client names (Claude Code, Codex, x-gateway-session), kept as its UUID or a short hash.',
+      '--by daemon: the daemon that served, by its GATEWAY_DAEMON_ID (else <hostname>:<port>). With --store',
+      '(team mode) every daemon shows the whole team\'s history: rows reach the others within a few seconds.',
     ].join('\n'))
     .action((opts: UsageOpts) => usage(opts, remoteOf(program)));
 }
@@ -65,11 +74,72 @@ async function usage(opts: UsageOpts, remote: Remote | undefined): Promise<void>
   let since: number;
   try { since = parseSince(opts.since); } catch (e) { throw new CliError((e as Error).message, 2); }
   const dir = cliStateDir();
+  if (opts.requests) { await listRequests(dir, opts, since, remote); return; }
   const summary = remote
     ? await remoteRequest<UsageSummary>(remote, 'GET', summaryPath(opts), undefined, 30_000)
     : (await fromDaemon(dir, opts)) ?? (await fromFile(dir, opts, since));
   if (opts.json) { printJson(summary); return; }
   printTable(summary, opts.since);
+}
+
+interface RequestsPage { rows: StoredRequest[]; next: string | null }
+
+/** `--requests`: up to `--limit` requests, newest first, page by page from the daemon (or usage.db). */
+async function listRequests(dir: string, opts: UsageOpts, since: number, remote: Remote | undefined): Promise<void> {
+  if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1) throw new CliError('--limit must be a whole number of requests (1 or more)', 2);
+  const limit = Number(opts.limit);
+  const page = async (before: string | null, n: number): Promise<RequestsPage> => {
+    const path = `usage/requests?since=${encodeURIComponent(opts.since)}&limit=${n}${before ? `&before=${encodeURIComponent(before)}` : ''}`;
+    if (remote) return remoteRequest<RequestsPage>(remote, 'GET', path, undefined, 30_000);
+    if (findDaemon(dir)) {
+      try { return await adminRequest<RequestsPage>(dir, 'GET', path, 10_000); } catch (e) {
+        note(`note: the running gateway did not answer (${(e as Error).message}); reading the history file directly`);
+      }
+    }
+    return requestsFromFile(dir, since, before, n);
+  };
+  const rows: StoredRequest[] = [];
+  let next: string | null = null;
+  do {
+    const p = await page(next, Math.min(PAGE, limit - rows.length));
+    rows.push(...p.rows);
+    next = p.next;
+  } while (next !== null && rows.length < limit);
+  if (opts.json) { printJson({ rows, next }); return; }
+  printRequests(rows, next !== null);
+}
+
+async function requestsFromFile(dir: string, since: number, before: string | null, limit: number): Promise<RequestsPage> {
+  const { usageDbPath, UsageStore } = await import('../../daemon/observe/usage/index.js');
+  const { recentRequests } = await import('../../daemon/observe/usage/queries.js');
+  const path = usageDbPath(dir);
+  if (!existsSync(path)) return { rows: [], next: null };
+  const store = await UsageStore.open(path);
+  try {
+    return recentRequests(store.db, { since, limit, ...(before ? { before } : {}) });
+  } finally {
+    store.close();
+  }
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in this machine's time zone, as the summary's window is shown. */
+function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+function printRequests(rows: readonly StoredRequest[], more: boolean): void {
+  if (rows.length === 0) { out('No requests in this period.'); return; }
+  const head = ['TIME', 'DAEMON', 'KEY', 'MODEL', 'STATUS', 'INPUT', 'OUTPUT', 'COST', 'REQUEST'];
+  const table = [head, ...rows.map((r) => [
+    localTime(r.startedAt), r.daemon || '-', r.keyName, `${r.provider}/${r.model ?? '(unknown)'}`,
+    String(r.status), r.inputTokens === null ? '-' : int(r.inputTokens), r.outputTokens === null ? '-' : int(r.outputTokens),
+    formatCost(r.cost, r.cost === null ? 1 : 0, 1), r.requestId,
+  ])];
+  const widths = head.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  for (const r of table) out(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  if (more) { out(''); out('More requests are in this period: raise --limit or narrow --since.'); }
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');

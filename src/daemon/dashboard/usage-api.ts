@@ -59,6 +59,7 @@ export async function handleUsageApi(req: IncomingMessage, res: ServerResponse, 
       const page = recentRequests(db, {
         since: q.has('since') ? rangeFrom(q).since : undefined,
         keyId: q.get('key') || undefined, provider: q.get('provider') || undefined, model: q.get('model') || undefined,
+        daemon: q.get('daemon') ?? undefined,
         status: (status || undefined) as 'ok' | 'error' | undefined, before: q.get('before') || undefined,
         limit: limit ? Number(limit) : 50,
       });
@@ -74,6 +75,7 @@ export async function handleUsageApi(req: IncomingMessage, res: ServerResponse, 
         path: recorder.store.path, schemaVersion: schemaVersion(db), latestSchemaVersion: SCHEMA_VERSION,
         rows: recorder.store.count(), inFlight: recorder.inFlight().length, recorder: recorder.stats,
         prices: { date: recorder.prices.date, overrides: recorder.prices.overrides, models: recorder.prices.models.size },
+        ...(recorder.team ? { team: recorder.team.stats() } : {}),
       });
       return true;
     }

@@ -73,7 +73,10 @@ class StartedEvent implements RequestStarted {
 }
 
 let seq = 0;
-const runId = randomBytes(3).toString('hex');
+// 48 random bits per process: in team mode request ids key the shared store's usage rows and
+// limit claims across every daemon and restart, where 24 bits would meet a twin within a few
+// thousand runs.
+const runId = randomBytes(6).toString('hex');
 
 export interface TrackStart {
   keyId: string;

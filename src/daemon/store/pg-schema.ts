@@ -105,6 +105,85 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 3,
+    description: 'the team\'s usage history: one row per request, pushed by the daemon that served it, read by every daemon in commit order',
+    sql: `
+      -- One row per request id: a daemon pushing a row again (it was killed before it heard the
+      -- commit) adds nothing. seq numbers the rows in the order they were committed, the cursor by
+      -- which every daemon reads the rows it has not seen (usage_push hands them out in turn).
+      CREATE TABLE usage_requests (
+        request_id text PRIMARY KEY,
+        seq bigint NOT NULL,
+        daemon text,
+        started_at bigint NOT NULL,
+        key_id text NOT NULL,
+        key_name text NOT NULL,
+        mode text NOT NULL,
+        provider text NOT NULL,
+        model text,
+        requested_model text,
+        method text NOT NULL,
+        path text NOT NULL,
+        stream boolean NOT NULL,
+        status integer NOT NULL,
+        error_code text,
+        error_message text,
+        duration_ms double precision NOT NULL,
+        ttfb_ms double precision,
+        request_bytes bigint NOT NULL,
+        output_bytes bigint NOT NULL,
+        input_tokens bigint,
+        output_tokens bigint,
+        cached_tokens bigint,
+        cache_write_tokens bigint,
+        cache_write_1h_tokens bigint,
+        reasoning_tokens bigint,
+        cost double precision,
+        cache_saved double precision,
+        session text,
+        route text,
+        waited_ms double precision,
+        key_label text,
+        limit_kind text
+      );
+      CREATE SEQUENCE usage_requests_seq OWNED BY usage_requests.seq;
+      CREATE UNIQUE INDEX usage_requests_by_seq ON usage_requests (seq);
+      CREATE INDEX usage_requests_started ON usage_requests (started_at);
+      -- Which database this is, for the cursor each daemon keeps in its own usage.db: a store
+      -- dropped and made again starts the count again, and is read from its start.
+      CREATE TABLE usage_store (id text PRIMARY KEY);
+      INSERT INTO usage_store VALUES (gen_random_uuid()::text);
+
+      -- A batch of rows (the JSON of the gateway's usage rows) in one statement. Pushes take turns
+      -- team-wide (a transaction-scoped lock): a push's seq numbers are handed out only after the
+      -- push before it is visible, so a daemon that has read up to N never later finds a row below
+      -- N. Every daemon hears usage_rows once the push commits. Returns the rows that were new.
+      CREATE FUNCTION usage_push(p_rows jsonb) RETURNS integer LANGUAGE plpgsql AS $fn$
+      DECLARE n integer;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(1970495847); -- "usag"
+        INSERT INTO usage_requests (request_id, seq, daemon, started_at, key_id, key_name, mode, provider, model, requested_model,
+            method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes,
+            input_tokens, output_tokens, cached_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
+            cost, cache_saved, session, route, waited_ms, key_label, limit_kind)
+          SELECT r."requestId", nextval('usage_requests_seq'), r.daemon, r."startedAt", r."keyId", r."keyName", r.mode, r.provider, r.model, r."requestedModel",
+            r.method, r.path, r.stream, r.status, r."errorCode", r."errorMessage", r."durationMs", r."ttfbMs", r."requestBytes", r."outputBytes",
+            r."inputTokens", r."outputTokens", r."cachedTokens", r."cacheWriteTokens", r."cacheWrite1hTokens", r."reasoningTokens",
+            r.cost, r."cacheSaved", r.session, r.route, r."waitedMs", r."keyLabel", r."limit"
+          FROM jsonb_to_recordset(p_rows) AS r("requestId" text, daemon text, "startedAt" bigint, "keyId" text, "keyName" text, mode text,
+            provider text, model text, "requestedModel" text, method text, path text, stream boolean, status integer, "errorCode" text,
+            "errorMessage" text, "durationMs" double precision, "ttfbMs" double precision, "requestBytes" bigint, "outputBytes" bigint,
+            "inputTokens" bigint, "outputTokens" bigint, "cachedTokens" bigint, "cacheWriteTokens" bigint, "cacheWrite1hTokens" bigint,
+            "reasoningTokens" bigint, cost double precision, "cacheSaved" double precision, session text, route text,
+            "waitedMs" double precision, "keyLabel" text, "limit" text)
+        ON CONFLICT (request_id) DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n > 0 THEN PERFORM pg_notify('usage_rows', ''); END IF;
+        RETURN n;
+      END $fn$;
+    `,
+  },
+  {
     version: 4,
     description: 'Responses API answers: one row per answer, for previous_response_id on any daemon',
     sql: `

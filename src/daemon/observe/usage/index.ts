@@ -1,6 +1,6 @@
 // The usage history as the daemon and the CLI see it: open the store with the config's settings
 // and prices, and the one summary shape `gateway usage --json` and `GET /admin/usage/summary` share.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createBodyLog } from '../body-log.js';
 import type { DaemonContext } from '../../context.js';
 import type { EventBus } from '../events.js';
@@ -9,6 +9,8 @@ import { refusalCounts, usageGroups, usageTotals, hourRange, type GroupBy, type 
 import { UsageRecorder } from './recorder.js';
 import { parseUsageSettings, type UsageSettings } from './settings.js';
 import { USAGE_DB_FILE, UsageStore } from './store.js';
+import { TeamHistory } from './team-history.js';
+import type { SharedStore } from '../../store/shared-store.js';
 import type { Database } from '../../store/sqlite.js';
 
 export interface UsageSummary {
@@ -70,11 +72,24 @@ export async function openUsageHistory(opts: { dir: string; config: unknown; log
   return { store, prices, settings };
 }
 
-export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) => void): UsageRecorder {
-  return new UsageRecorder({
+/**
+ * Records every request in the history. `who.daemon` names this daemon in each row. With
+ * `who.shared` (team mode) the rows are journaled as they finish, written with their outbox
+ * entries, and the returned `team` sends them to the shared store and reads the other daemons'.
+ */
+export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) => void, who: { daemon?: string; shared?: SharedStore } = {}): UsageRecorder {
+  let team: TeamHistory | undefined;
+  const recorder = new UsageRecorder({
     store: h.store, bus, prices: h.prices, log,
     retentionDays: h.settings.retentionDays, rollupRetentionDays: h.settings.rollupRetentionDays,
+    ...(who.daemon ? { daemon: who.daemon } : {}),
+    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { void team?.push(); } } } : {}),
   }).start();
+  if (who.shared) {
+    team = new TeamHistory({ store: h.store, shared: who.shared, log, retentionDays: () => recorder.retention.retentionDays }).start();
+    recorder.team = team;
+  }
+  return recorder;
 }
 
 /**

@@ -11,10 +11,10 @@ import { LIMIT_KINDS, type LimitKind } from '../../limits/limits.js';
 /**
  * `key` is the proxy key a client used; `provider-key` the provider key (of a pool, by its label)
  * that served; `session` the session the client named (read from the request rows, so it covers
- * the raw rows' retention, not the rollups').
+ * the raw rows' retention, not the rollups'); `daemon` the daemon that served (team mode).
  */
-export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day' | 'session';
-export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'provider-key', 'day', 'session'];
+export type GroupBy = 'model' | 'key' | 'provider' | 'provider-key' | 'day' | 'session' | 'daemon';
+export const GROUP_BY: readonly GroupBy[] = ['model', 'key', 'provider', 'provider-key', 'day', 'session', 'daemon'];
 
 /**
  * Tokens are counted as events.ts TokenUsage counts them, whichever door and provider: inputTokens
@@ -42,9 +42,12 @@ export interface UsageTotals {
 }
 
 export interface UsageGroup extends UsageTotals {
-  /** Stable identifier: `provider/model`, key id, provider, `provider#label` (`provider` alone for a provider without a pool), or local `YYYY-MM-DD`. */
+  /**
+   * Stable identifier: `provider/model`, key id, provider, `provider#label` (`provider` alone for a
+   * provider without a pool), local `YYYY-MM-DD`, or the daemon's id ('' for rows from before daemons were recorded).
+   */
   group: string;
-  /** What to show: same as group, except the key's name for `by key` and `provider (no pool)` for `by provider-key`. */
+  /** What to show: same as group, except the key's name for `by key`, `provider (no pool)` for `by provider-key` and `(not recorded)` for a daemon ''. */
   label: string;
 }
 
@@ -108,7 +111,7 @@ export function splitRange(from: number, to: number): { hours: Array<[number, nu
   return { hours: ([[from, d0], [d1, to]] as Array<[number, number]>).filter(([a, b]) => b > a), days: [d0, d1] };
 }
 
-const DIM_COLUMNS = `key_id, key_name, provider, model, key_label, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+const DIM_COLUMNS = `key_id, key_name, provider, model, key_label, daemon, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
   cache_write_1h_tokens, reasoning_tokens, cost, cache_saved, unpriced, duration_ms`;
 
 /** A subquery over the rollups by key/provider/model for a range, and its parameters. */
@@ -139,12 +142,12 @@ export function usageTotals(db: Database, r: Range): UsageTotals {
   return totalsOf(db.prepare(`SELECT ${SUMS} FROM hourly_totals WHERE hour >= ? AND hour < ?`).get(from, to) as unknown as RawSums);
 }
 
-/** One row per key × provider × model × provider key label ('' without a pool) in the range, summed inside SQLite. */
-export interface Combo extends RawSums { key_id: string; key_name: string; provider: string; model: string; key_label: string }
+/** One row per key × provider × model × provider key label ('' without a pool) × daemon ('' unrecorded) in the range, summed inside SQLite. */
+export interface Combo extends RawSums { key_id: string; key_name: string; provider: string; model: string; key_label: string; daemon: string }
 
 export function usageCombos(db: Database, r: Range): Combo[] {
   const src = dims(r);
-  return db.prepare(`SELECT key_id, MAX(key_name) AS key_name, provider, model, key_label, ${SUMS} FROM ${src.sql} GROUP BY key_id, provider, model, key_label`)
+  return db.prepare(`SELECT key_id, MAX(key_name) AS key_name, provider, model, key_label, daemon, ${SUMS} FROM ${src.sql} GROUP BY key_id, provider, model, key_label, daemon`)
     .all(...src.args) as unknown as Combo[];
 }
 
@@ -169,6 +172,7 @@ function groupOf(c: Combo, by: Exclude<GroupBy, 'day' | 'session'>, sessionsApar
     }
     case 'provider': return [c.provider, c.provider];
     case 'provider-key': return c.key_label ? [`${c.provider}#${c.key_label}`, `${c.provider}#${c.key_label}`] : [c.provider, `${c.provider} (no pool)`];
+    case 'daemon': return [String(c.daemon), String(c.daemon) || '(not recorded)'];
     default: { const never: never = by; return never; }
   }
 }
@@ -297,6 +301,7 @@ export interface RequestFilter {
   keyId?: string;
   provider?: string;
   model?: string;
+  daemon?: string;
   status?: 'ok' | 'error';
   /** Cursor from a previous page (`next`). */
   before?: string;
@@ -311,7 +316,7 @@ interface DbRequest {
   error_message: string | null; duration_ms: number; ttfb_ms: number | null; request_bytes: number; output_bytes: number;
   input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null;
   reasoning_tokens: number | null; cost: number | null; route: string | null; waited_ms: number | null; key_label: string | null;
-  cache_write_1h_tokens: number | null; cache_saved: number | null; session: string | null; limit_kind: string | null;
+  cache_write_1h_tokens: number | null; cache_saved: number | null; session: string | null; limit_kind: string | null; daemon: string | null;
 }
 
 function fromDb(r: DbRequest): StoredRequest {
@@ -323,7 +328,7 @@ function fromDb(r: DbRequest): StoredRequest {
     outputBytes: r.output_bytes, inputTokens: r.input_tokens, outputTokens: r.output_tokens, cachedTokens: r.cached_tokens,
     cacheWriteTokens: r.cache_write_tokens, cacheWrite1hTokens: r.cache_write_1h_tokens, reasoningTokens: r.reasoning_tokens,
     cost: r.cost, cacheSaved: r.cache_saved, session: r.session, route: r.route, waitedMs: r.waited_ms, keyLabel: r.key_label,
-    limit: (r.limit_kind ?? null) as LimitKind | null,
+    limit: (r.limit_kind ?? null) as LimitKind | null, daemon: r.daemon ?? null,
   };
 }
 
@@ -335,6 +340,7 @@ export function recentRequests(db: Database, f: RequestFilter): { rows: StoredRe
   if (f.keyId) { where.push('key_id = ?'); args.push(f.keyId); }
   if (f.provider) { where.push('provider = ?'); args.push(f.provider); }
   if (f.model) { where.push('model = ?'); args.push(f.model); }
+  if (f.daemon !== undefined) { where.push("COALESCE(daemon, '') = ?"); args.push(f.daemon); }
   if (f.status === 'ok') where.push('status < 400');
   if (f.status === 'error') where.push('status >= 400');
   const cursor = /^(\d+):(\d+)$/.exec(f.before ?? '');
@@ -349,6 +355,11 @@ export function recentRequests(db: Database, f: RequestFilter): { rows: StoredRe
   if (more) rows.length = limit;
   const last = rows[rows.length - 1];
   return { rows, next: more && last ? `${last.startedAt}:${last.id}` : null };
+}
+
+/** Team mode: the oldest `limit` of this daemon's rows still waiting in the outbox for the shared store. */
+export function outboxRows(db: Database, limit: number): StoredRequest[] {
+  return (db.prepare('SELECT r.* FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?').all(limit) as unknown as DbRequest[]).map(fromDb);
 }
 
 export interface FilterOptions { keys: Array<{ id: string; name: string }>; providers: string[]; models: string[] }

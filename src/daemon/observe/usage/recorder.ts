@@ -4,11 +4,15 @@
 // (store/batch-writer.ts) every `flushIntervalMs` (500 ms, so a crash loses at most the last half
 // second) and on close (`gateway stop` loses none). A backlog is written a few hundred rows per
 // event-loop turn, so a busy second never stalls the requests being served for more than a couple
-// of milliseconds.
+// of milliseconds. In team mode each row is also appended to a journal as its request ends
+// (journal.ts: a SIGKILL then loses none) and written with its outbox entry (team-history.ts sends
+// it to the shared store).
 import type { EventBus, GatewayEvent, RequestStarted } from '../events.js';
 import { bareModel, requestCacheSavings, requestCost, type PriceTable } from './prices.js';
 import { USAGE_DEFAULTS } from './settings.js';
 import { BatchWriter } from '../../store/batch-writer.js';
+import { readJournal, RowJournal } from './journal.js';
+import type { TeamHistory } from './team-history.js';
 import { startCheckpointer, type Checkpointer } from '../../store/sqlite.js';
 import { ServedModels } from './served-models.js';
 import { floorHour, type BodyRow, type UsageRow, type UsageStore } from './store.js';
@@ -76,6 +80,13 @@ export interface RecorderOptions {
   checkpointIntervalMs?: number;
   log?: (line: string) => void;
   now?: () => number;
+  /** This daemon's name in each row it records (shared-store.ts daemonIdOf). */
+  daemon?: string;
+  /**
+   * Team mode: each row also goes to the journal in this directory as its request ends, and into
+   * the outbox with its batch; `onWritten` is told after each batch that wrote rows.
+   */
+  team?: { journalDir: string; onWritten?: () => void };
 }
 
 export class UsageRecorder {
@@ -95,8 +106,13 @@ export class UsageRecorder {
   private timers: NodeJS.Timeout[] = [];
   /** The background WAL checkpointer, when running. */
   checkpointer: Checkpointer | undefined;
+  /** Team mode: what sends this daemon's rows to the shared store and reads the others' (closed with the recorder). */
+  team: TeamHistory | undefined;
   private lastFailureLog = 0;
-  private readonly opts: Required<Omit<RecorderOptions, 'store' | 'bus' | 'prices'>>;
+  private readonly journal: RowJournal | undefined;
+  /** Rows written to usage.db so far (in the order they were queued, which the journal counts on). */
+  private written = 0;
+  private readonly opts: Required<Omit<RecorderOptions, 'store' | 'bus' | 'prices' | 'daemon' | 'team'>>;
 
   constructor(private readonly o: RecorderOptions) {
     this.store = o.store;
@@ -115,6 +131,7 @@ export class UsageRecorder {
       now: o.now ?? Date.now,
     };
     this.served = ServedModels.fromHistory(o.store.db, this.opts.log);
+    this.journal = o.team ? new RowJournal(o.team.journalDir, this.opts.log) : undefined;
     this.rows = new BatchWriter<UsageRow>({
       chunk: this.opts.chunkRows,
       maxQueued: this.opts.maxBuffered,
@@ -139,6 +156,7 @@ export class UsageRecorder {
   }
 
   start(): this {
+    if (this.o.team) this.replayJournal(this.o.team.journalDir);
     this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev));
     const flush = setInterval(() => this.drain(), this.opts.flushIntervalMs);
     const prune = setInterval(() => this.prune(), this.opts.pruneIntervalMs);
@@ -217,7 +235,9 @@ export class UsageRecorder {
           // A single attempt's route is the row's own provider and model: only a longer one is kept.
           route: ev.route !== undefined && ev.route.includes(',') ? ev.route : null, waitedMs: ev.waitedMs ?? null, keyLabel: ev.keyLabel ?? null,
           limit: ev.type === 'failed' ? ev.limit ?? null : null,
+          daemon: this.o.daemon ?? null,
         };
+        this.journal?.append(row);
         this.rows.add(row);
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
         if (this.rows.size >= this.opts.maxBatch && !this.rows.busy) setImmediate(() => this.drain());
@@ -250,6 +270,12 @@ export class UsageRecorder {
     // A drain still running has the rows queued before it; the ones after wait for the next tick,
     // so a busy daemon gets a few full transactions per tick rather than an endless trickle of tiny ones.
     if (this.rows.busy || !this.unsubscribe) return;
+    // The rows queued so far close their journal segment: it goes once they are written (now, if
+    // a read's flush already wrote them; else by this flush).
+    if (this.journal) {
+      this.journal.rotate();
+      this.journal.release(this.written + this.rows.stats.dropped);
+    }
     void this.rows.flush();
   }
 
@@ -259,10 +285,30 @@ export class UsageRecorder {
     this.bodies = [];
     this.bodyChars = 0;
     try {
-      this.store.insert(rows, bodies);
+      this.store.insert(rows, bodies, this.o.team !== undefined);
     } catch (e) {
       [this.bodies, this.bodyChars] = [bodies, bodyChars]; // nothing else ran: the write is synchronous
       throw e;
+    }
+    this.written += rows.length;
+    this.journal?.release(this.written + this.rows.stats.dropped);
+    if (rows.length > 0 && this.o.team?.onWritten) setImmediate(this.o.team.onWritten);
+  }
+
+  /**
+   * Rows a killed daemon had journaled: those usage.db does not have yet are written now, with
+   * their outbox entries; the journal goes once they are safe (kept for the next start otherwise).
+   */
+  private replayJournal(dir: string): void {
+    const { rows, discard } = readJournal(dir);
+    if (rows.length === 0) { discard(); return; }
+    try {
+      let added = 0;
+      for (let i = 0; i < rows.length; i += FLUSH_NOW_ROWS) added += this.store.insertMissing(rows.slice(i, i + FLUSH_NOW_ROWS), { outbox: true });
+      discard();
+      if (added > 0) this.opts.log(`usage: recovered ${added} request rows from the journal of a daemon that stopped before writing them`);
+    } catch (e) {
+      this.opts.log(`usage: could not replay the usage journal in ${dir} (${(e as Error).message}); kept for the next start`);
     }
   }
 
@@ -303,7 +349,8 @@ export class UsageRecorder {
 
   /**
    * Stops listening, writes what is queued and closes the database. Everything that matters
-   * happens before the first await: the queue is on disk when this returns its promise.
+   * happens before the first await: the queue is on disk when this returns its promise. In team
+   * mode the outbox then gets one last push (bounded; what is left goes at the next start).
    */
   async close(): Promise<void> {
     this.unsubscribe?.();
@@ -311,6 +358,8 @@ export class UsageRecorder {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     this.flush();
+    this.journal?.close(this.written + this.rows.stats.dropped);
+    await this.team?.close();
     await this.checkpointer?.stop();
     this.store.close();
   }

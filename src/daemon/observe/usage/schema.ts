@@ -205,6 +205,41 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE requests ADD COLUMN limit_kind TEXT');
     },
   },
+  {
+    version: 9,
+    description: 'which daemon served each request (a dimension of the rollups too); team mode\'s outbox and the cursor of the rows read from the shared store',
+    up(db) {
+      // Older rows and rollups: '' (not recorded). The rollups gain the daemon as a dimension so
+      // `gateway usage --by daemon` covers the rollups' retention, not only the raw rows'. A
+      // primary key cannot be altered: each table is copied into its new shape (as in version 5).
+      const sums = `requests INTEGER NOT NULL, errors INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+          cached_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL,
+          cost REAL NOT NULL, unpriced INTEGER NOT NULL, duration_ms REAL NOT NULL,
+          cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0, cache_saved REAL NOT NULL DEFAULT 0`;
+      const columns = `key_id, provider, model, key_label, key_name, requests, errors, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+          reasoning_tokens, cost, unpriced, duration_ms, cache_write_1h_tokens, cache_saved`;
+      const rebuild = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `
+        CREATE TABLE ${table}_v9 (
+          ${period} INTEGER NOT NULL, key_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, key_label TEXT NOT NULL DEFAULT '',
+          daemon TEXT NOT NULL DEFAULT '', key_name TEXT NOT NULL, ${sums},
+          PRIMARY KEY (${period}, key_id, provider, model, key_label, daemon)
+        ) WITHOUT ROWID;
+        INSERT INTO ${table}_v9 (${period}, daemon, ${columns}) SELECT ${period}, '', ${columns} FROM ${table};
+        DROP TABLE ${table};
+        ALTER TABLE ${table}_v9 RENAME TO ${table};`;
+      db.exec(`
+        ALTER TABLE requests ADD COLUMN daemon TEXT;
+        ${rebuild('hourly', 'hour')}
+        ${rebuild('daily', 'day')}
+        -- Team mode: this daemon's rows not yet committed to the shared store, by requests.id,
+        -- added in the transaction that writes the row and deleted once PostgreSQL committed it.
+        CREATE TABLE usage_outbox (id INTEGER PRIMARY KEY);
+        -- Team mode: how far the other daemons' rows have been read from each shared store (its
+        -- usage_store.id), advanced in the transaction that writes them here.
+        CREATE TABLE usage_pulled (store TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -64,6 +64,8 @@ export interface UsageRow {
   keyLabel: string | null;
   /** The key's own limit that refused the request (its 429); null or absent otherwise. */
   limit?: LimitKind | null;
+  /** The daemon that served it (shared-store.ts daemonIdOf); null or absent in rows older than schema 9. */
+  daemon?: string | null;
 }
 
 /** A request's bodies as stored with `usage.logBodies` on: already capped and redacted. */
@@ -80,8 +82,8 @@ export const isError = (status: number): boolean => status >= 400;
 /** `INSERT INTO requests … VALUES (…), (…)` for `n` rows: one statement per 50 rows costs a quarter less per row than one per row. */
 const insertRequestsSql = (n: number) => `INSERT INTO requests (request_id, started_at, key_id, key_name, mode, provider, model, requested_model,
   method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes, input_tokens, output_tokens,
-  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label, cache_write_1h_tokens, cache_saved, session, limit_kind)
-  VALUES ${Array.from({ length: n }, () => `(${Array(31).fill('?').join(', ')})`).join(', ')}`;
+  cached_tokens, cache_write_tokens, reasoning_tokens, cost, route, waited_ms, key_label, cache_write_1h_tokens, cache_saved, session, limit_kind, daemon)
+  VALUES ${Array.from({ length: n }, () => `(${Array(32).fill('?').join(', ')})`).join(', ')}`;
 const ROWS_PER_INSERT = 50;
 /** The statement text per row count, made once (its statement is then found by it in the cache). */
 const insertTexts = new Map<number, string>();
@@ -95,7 +97,7 @@ function pushRequestValues(out: SQLInputValue[], r: UsageRow): void {
   out.push(r.requestId, r.startedAt, r.keyId, r.keyName, r.mode, r.provider, r.model, r.requestedModel, r.method, r.path,
     r.stream ? 1 : 0, r.status, r.errorCode, r.errorMessage, r.durationMs, r.ttfbMs, r.requestBytes, r.outputBytes,
     int(r.inputTokens), int(r.outputTokens), int(r.cachedTokens), int(r.cacheWriteTokens), int(r.reasoningTokens), r.cost,
-    r.route, r.waitedMs, r.keyLabel, int(r.cacheWrite1hTokens), r.cacheSaved, r.session, r.limit ?? null);
+    r.route, r.waitedMs, r.keyLabel, int(r.cacheWrite1hTokens), r.cacheSaved, r.session, r.limit ?? null, r.daemon ?? null);
 }
 
 const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cached_tokens', 'cache_write_tokens', 'reasoning_tokens', 'cost', 'unpriced', 'duration_ms',
@@ -103,9 +105,9 @@ const SUM_COLUMNS = ['requests', 'errors', 'input_tokens', 'output_tokens', 'cac
 const ADD_SUMS = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ');
 const SUM_PARAMS = SUM_COLUMNS.map(() => '?').join(', ');
 
-/** Upserts into `hourly` or `daily`: per period and key/provider/model/provider key label. */
-const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_label, key_name, ${SUM_COLUMNS.join(', ')})
-  VALUES (?, ?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model, key_label) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
+/** Upserts into `hourly` or `daily`: per period and key/provider/model/provider key label/daemon. */
+const upsertDims = (table: 'hourly' | 'daily', period: 'hour' | 'day') => `INSERT INTO ${table} (${period}, key_id, provider, model, key_label, daemon, key_name, ${SUM_COLUMNS.join(', ')})
+  VALUES (?, ?, ?, ?, ?, ?, ?, ${SUM_PARAMS}) ON CONFLICT (${period}, key_id, provider, model, key_label, daemon) DO UPDATE SET key_name = excluded.key_name, ${ADD_SUMS}`;
 const UPSERT_TOTALS = `INSERT INTO hourly_totals (hour, ${SUM_COLUMNS.join(', ')}) VALUES (?, ${SUM_PARAMS})
   ON CONFLICT (hour) DO UPDATE SET ${ADD_SUMS}`;
 const UPSERT_LATENCY_HOURLY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count)
@@ -130,7 +132,7 @@ interface Sums {
   requests: number; errors: number; input: number; output: number; cached: number; cacheWrite: number; reasoning: number; cost: number; unpriced: number; duration: number;
   cacheWrite1h: number; cacheSaved: number;
 }
-interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyLabel: string; keyName: string }
+interface DimAgg extends Sums { period: number; keyId: string; provider: string; model: string; keyLabel: string; daemon: string; keyName: string }
 
 const zero = (): Sums => ({ requests: 0, errors: 0, input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0, cost: 0, unpriced: 0, duration: 0, cacheWrite1h: 0, cacheSaved: 0 });
 /** In SUM_COLUMNS' order. */
@@ -162,16 +164,16 @@ interface Aggregates {
   latencyDaily: LatencyCounts[];
 }
 
-/** The rollup targets of one (hour, key, provider, model, label): consecutive rows of a batch mostly share them. */
+/** The rollup targets of one (hour, key, provider, model, label, daemon): consecutive rows of a batch mostly share them. */
 interface Targets {
-  hour: number; keyId: string; provider: string; model: string; label: string;
+  hour: number; keyId: string; provider: string; model: string; label: string; daemon: string;
   hourly: DimAgg; daily: DimAgg; total: Sums;
   latency: { duration: [LatencyCounts, LatencyCounts]; ttfb: [LatencyCounts, LatencyCounts] };
 }
 
 /**
  * Per-batch pre-aggregation, so a batch of a thousand rows is a handful of rollup upserts. String
- * keys are built only when a row's (hour, key, provider, model, label) differs from the previous row's.
+ * keys are built only when a row's (hour, key, provider, model, label, daemon) differs from the previous row's.
  */
 function aggregate(rows: readonly UsageRow[]): Aggregates {
   const hourly = new Map<string, DimAgg>();
@@ -179,10 +181,10 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
   const totals = new Map<number, Sums>();
   const latencyHourly = new Map<string, LatencyCounts>();
   const latencyDaily = new Map<string, LatencyCounts>();
-  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string, label: string): DimAgg => {
-    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}\u0000${label}`;
+  const dim = (map: Map<string, DimAgg>, period: number, r: UsageRow, model: string, label: string, daemon: string): DimAgg => {
+    const k = `${period}\u0000${r.keyId}\u0000${r.provider}\u0000${model}\u0000${label}\u0000${daemon}`;
     let a = map.get(k);
-    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyLabel: label, keyName: r.keyName, ...zero() }; map.set(k, a); }
+    if (!a) { a = { period, keyId: r.keyId, provider: r.provider, model, keyLabel: label, daemon, keyName: r.keyName, ...zero() }; map.set(k, a); }
     return a;
   };
   const lat = (map: Map<string, LatencyCounts>, period: number, provider: string, metric: 'duration' | 'ttfb'): LatencyCounts => {
@@ -197,13 +199,14 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
     const hour = floorHour(r.startedAt);
     const model = r.model ?? '';
     const label = r.keyLabel ?? '';
-    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model || t.label !== label) {
+    const daemon = r.daemon ?? '';
+    if (!t || t.hour !== hour || t.keyId !== r.keyId || t.provider !== r.provider || t.model !== model || t.label !== label || t.daemon !== daemon) {
       const day = floorDay(r.startedAt);
       let total = totals.get(hour);
       if (!total) { total = zero(); totals.set(hour, total); }
       t = {
-        hour, keyId: r.keyId, provider: r.provider, model, label,
-        hourly: dim(hourly, hour, r, model, label), daily: dim(daily, day, r, model, label), total,
+        hour, keyId: r.keyId, provider: r.provider, model, label, daemon,
+        hourly: dim(hourly, hour, r, model, label, daemon), daily: dim(daily, day, r, model, label, daemon), total,
         latency: {
           duration: [lat(latencyHourly, hour, r.provider, 'duration'), lat(latencyDaily, day, r.provider, 'duration')],
           ttfb: [lat(latencyHourly, hour, r.provider, 'ttfb'), lat(latencyDaily, day, r.provider, 'ttfb')],
@@ -258,39 +261,91 @@ export class UsageStore {
     }
   }
 
-  /** Writes rows, all their rollups and any bodies in one transaction (all or nothing). */
-  insert(rows: readonly UsageRow[], bodies: readonly BodyRow[] = []): void {
+  /**
+   * Writes rows, all their rollups and any bodies in one transaction (all or nothing). `outbox`
+   * (team mode): the rows are this daemon's and wait in the outbox, in the same transaction, until
+   * the shared store has committed them.
+   */
+  insert(rows: readonly UsageRow[], bodies: readonly BodyRow[] = [], outbox = false): void {
     if (rows.length === 0 && bodies.length === 0) return;
-    const agg = aggregate(rows);
+    transaction(this.db, () => this.write(rows, bodies, outbox));
+  }
+
+  /**
+   * Writes the rows whose request id is not here yet, in one transaction; returns how many. For
+   * rows that may have been written before: those read back from the shared store (with the
+   * store's cursor, advanced in the same transaction) and those replayed from the journal after a
+   * crash (`outbox`: they are this daemon's own).
+   */
+  insertMissing(rows: readonly UsageRow[], opts: { outbox?: boolean; cursor?: { store: string; seq: number } } = {}): number {
+    let fresh: UsageRow[] = [];
     transaction(this.db, () => {
-      const values: SQLInputValue[] = [];
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        const n = Math.min(ROWS_PER_INSERT, rows.length - i);
-        values.length = 0;
-        for (let j = i; j < i + n; j++) pushRequestValues(values, rows[j]!);
-        this.statements.get(insertRequests(n)).run(...values);
-      }
-      for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
-        const up = this.statements.get(upsertDims(table, period));
-        for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyLabel, a.keyName, ...sumValues(a));
-      }
-      const tot = this.statements.get(UPSERT_TOTALS);
-      for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
-      const lat = this.statements.get(UPSERT_LATENCY_HOURLY);
-      for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
-      const readHist = this.statements.get('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
-      const writeHist = this.statements.get('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
-      for (const l of agg.latencyDaily) {
-        const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
-        const hist = parseHist(old?.hist);
-        for (const [b, n] of l.counts) hist[b] = (hist[b] ?? 0) + n;
-        writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
-      }
-      if (bodies.length > 0) {
-        const body = this.statements.get('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
-        for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
-      }
+      // By the started_at index: a request's row is found among the few started the same millisecond.
+      const seen = this.statements.get('SELECT 1 FROM requests WHERE started_at = ? AND request_id = ?');
+      const ids = new Set<string>(); // one request id once, even when it comes twice in one batch
+      fresh = rows.filter((r) => {
+        if (ids.has(r.requestId)) return false;
+        ids.add(r.requestId);
+        return seen.get(r.startedAt, r.requestId) === undefined;
+      });
+      this.write(fresh, [], opts.outbox ?? false);
+      if (opts.cursor) this.statements.get('INSERT INTO usage_pulled (store, seq) VALUES (?, ?) ON CONFLICT (store) DO UPDATE SET seq = MAX(seq, excluded.seq)').run(opts.cursor.store, opts.cursor.seq);
     });
+    return fresh.length;
+  }
+
+  /** The shared store's usage rows read so far (its sequence number), 0 for none. */
+  pulledUpTo(store: string): number {
+    const r = this.statements.get('SELECT seq FROM usage_pulled WHERE store = ?').get(store) as { seq: number } | undefined;
+    return Number(r?.seq ?? 0);
+  }
+
+  /** The shared store committed these rows (by requests.id): they leave the outbox. */
+  outboxDone(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    transaction(this.db, () => {
+      const del = this.statements.get('DELETE FROM usage_outbox WHERE id = ?');
+      for (const id of ids) del.run(id);
+    });
+  }
+
+  outboxSize(): number {
+    return Number((this.statements.get('SELECT COUNT(*) AS n FROM usage_outbox').get() as { n: number }).n);
+  }
+
+  private write(rows: readonly UsageRow[], bodies: readonly BodyRow[], outbox: boolean): void {
+    const agg = aggregate(rows);
+    // Every row this transaction adds gets an id above the largest before it (no other writer
+    // holds the lock meanwhile): those ids are the outbox's.
+    const before = outbox && rows.length > 0 ? Number((this.statements.get('SELECT COALESCE(MAX(id), 0) AS id FROM requests').get() as { id: number }).id) : 0;
+    const values: SQLInputValue[] = [];
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const n = Math.min(ROWS_PER_INSERT, rows.length - i);
+      values.length = 0;
+      for (let j = i; j < i + n; j++) pushRequestValues(values, rows[j]!);
+      this.statements.get(insertRequests(n)).run(...values);
+    }
+    if (outbox && rows.length > 0) this.statements.get('INSERT INTO usage_outbox (id) SELECT id FROM requests WHERE id > ?').run(before);
+    for (const [table, period, list] of [['hourly', 'hour', agg.hourly], ['daily', 'day', agg.daily]] as const) {
+      const up = this.statements.get(upsertDims(table, period));
+      for (const a of list) up.run(a.period, a.keyId, a.provider, a.model, a.keyLabel, a.daemon, a.keyName, ...sumValues(a));
+    }
+    const tot = this.statements.get(UPSERT_TOTALS);
+    for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
+    const lat = this.statements.get(UPSERT_LATENCY_HOURLY);
+    for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
+    const readHist = this.statements.get('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
+    const writeHist = this.statements.get('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
+    for (const l of agg.latencyDaily) {
+      const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
+      const hist = parseHist(old?.hist);
+      for (const [b, n] of l.counts) hist[b] = (hist[b] ?? 0) + n;
+      writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
+    }
+    if (bodies.length > 0) {
+      const body = this.statements.get('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
+      for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
+    }
   }
 
   /**
@@ -311,6 +366,8 @@ export class UsageStore {
     out.hourly = del2('DELETE FROM hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM hourly_totals WHERE hour < ?', rollupBefore)
       + del2('DELETE FROM daily WHERE day < ?', floorDay(rollupBefore));
     out.latency = del2('DELETE FROM latency_hourly WHERE hour < ?', rollupBefore) + del2('DELETE FROM latency_daily WHERE day < ?', floorDay(rollupBefore));
+    // A row pruned while the shared store was away for longer than the retention is not sent late.
+    if (out.requests > 0) this.db.exec('DELETE FROM usage_outbox WHERE NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = usage_outbox.id)');
     if (out.requests + out.hourly + out.latency > 0) this.db.exec('PRAGMA incremental_vacuum(2000)');
     return out;
   }

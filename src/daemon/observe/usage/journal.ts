@@ -1,0 +1,94 @@
+// Team mode's promise that a killed daemon loses no usage row. A finished request's row waits in
+// memory for its batch (recorder.ts), up to half a second; here it is also appended to a journal
+// file as the request ends: one write(2), in the kernel before the event handler returns, so it
+// outlives a SIGKILL (as SQLite's WAL commits do; a power cut is another matter). The journal is a
+// run of segments: a new one each batch tick, and a segment is deleted once every row in it is in
+// usage.db. Rows are written in the order they were appended, so "every row of segment k is
+// written" is "the rows written (or dropped) number at least those appended up to k's end". A
+// daemon that starts after a crash replays what is left, skipping rows usage.db already has.
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { UsageRow } from './store.js';
+
+const PREFIX = 'usage.journal.';
+
+interface Segment { seq: number; path: string }
+
+/** The journal segments in `dir`, oldest first. */
+function segments(dir: string): Segment[] {
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return []; }
+  return names.filter((n) => n.startsWith(PREFIX) && /^\d+$/.test(n.slice(PREFIX.length)))
+    .map((n) => ({ seq: Number(n.slice(PREFIX.length)), path: join(dir, n) }))
+    .sort((a, b) => a.seq - b.seq);
+}
+
+/** What a crashed daemon's journal still holds: its rows, and a function that deletes those segments once they are safe. */
+export function readJournal(dir: string): { rows: UsageRow[]; discard(): void } {
+  const segs = segments(dir);
+  const rows: UsageRow[] = [];
+  for (const s of segs) {
+    let text: string;
+    try { text = readFileSync(s.path, 'utf8'); } catch { continue; }
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      // A line cut short (a full disk) is skipped; every whole one is a row.
+      try { rows.push(JSON.parse(line) as UsageRow); } catch { /* torn */ }
+    }
+  }
+  return { rows, discard: () => { for (const s of segs) rmSync(s.path, { force: true }); } };
+}
+
+export class RowJournal {
+  private fd: number | undefined;
+  private seq: number;
+  private lines = 0;
+  /** Rows appended since the journal opened. */
+  private appended = 0;
+  /** Closed segments and the appended count at their end. */
+  private readonly closed: Array<{ path: string; end: number }> = [];
+  private failed = false;
+
+  /** Starts after any segment already in `dir` (one a failed replay kept). */
+  constructor(private readonly dir: string, private readonly log: (line: string) => void = () => {}) {
+    this.seq = (segments(dir).at(-1)?.seq ?? 0) + 1;
+  }
+
+  private get path(): string { return join(this.dir, `${PREFIX}${this.seq}`); }
+
+  /** On the request path: one write. A failure (a full disk) costs durability, never the request. */
+  append(row: UsageRow): void {
+    this.appended++;
+    try {
+      this.fd ??= openSync(this.path, 'a', 0o600);
+      writeSync(this.fd, `${JSON.stringify(row)}\n`);
+      this.lines++;
+      this.failed = false;
+    } catch (e) {
+      if (!this.failed) this.log(`usage: could not write the journal in ${this.dir} (${(e as Error).message}); rows wait in memory only until written`);
+      this.failed = true;
+    }
+  }
+
+  /** Starts a new segment (each batch tick), so the rows being written can be let go of as a whole. */
+  rotate(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+    if (this.lines > 0) this.closed.push({ path: this.path, end: this.appended });
+    else rmSync(this.path, { force: true });
+    this.lines = 0;
+    this.seq++;
+  }
+
+  /** `done` rows, counted from the first appended, are in usage.db (or were given up): their closed segments go. */
+  release(done: number): void {
+    while (this.closed.length > 0 && this.closed[0]!.end <= done) rmSync(this.closed.shift()!.path, { force: true });
+  }
+
+  /** Closes the journal; with every row written, nothing of it stays behind. */
+  close(done: number): void {
+    this.rotate();
+    this.release(done);
+  }
+}

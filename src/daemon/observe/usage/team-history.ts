@@ -1,0 +1,203 @@
+// Team mode's usage history: one history for every daemon on the shared store, read where it
+// always was, in each daemon's own usage.db.
+//
+// Write side: the recorder writes this daemon's rows with an outbox entry in the same transaction
+// (store.ts); here the outbox is pushed to PostgreSQL in batches (usage_push in pg-schema.ts:
+// INSERT … ON CONFLICT (request_id) DO NOTHING, so a batch pushed twice adds nothing) and a row
+// leaves the outbox only once PostgreSQL has committed it. While the store is down the outbox
+// grows; it drains when the store is back, and a daemon killed and started again pushes what its
+// outbox still holds.
+//
+// Read side: each daemon keeps a replica of the team's rows. PostgreSQL numbers rows in commit
+// order (seq); every daemon reads the rows after the last one it has (a cursor kept in usage.db,
+// advanced in the transaction that writes the rows) into its own requests table and rollups, so
+// `gateway usage`, GET /admin/usage/* and the dashboard run the same SQLite queries as on a
+// laptop, over the whole team, and keep answering while PostgreSQL is away. It reads when any
+// daemon's push commits (NOTIFY usage_rows), after the listening connection came back, and every
+// few seconds as a backstop. Nothing here is on the request path.
+import { setImmediate as turn } from 'node:timers/promises';
+import { isConnectionError, type SharedStore } from '../../store/shared-store.js';
+import { outboxRows } from './queries.js';
+import type { UsageRow, UsageStore } from './store.js';
+
+const CHANNEL = 'usage_rows';
+const DAY_MS = 86_400_000;
+
+/** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
+const PULL_COLUMNS = `seq::float8 AS seq, request_id AS "requestId", daemon, started_at::float8 AS "startedAt", key_id AS "keyId",
+  key_name AS "keyName", mode, provider, model, requested_model AS "requestedModel", method, path, stream, status,
+  error_code AS "errorCode", error_message AS "errorMessage", duration_ms AS "durationMs", ttfb_ms AS "ttfbMs",
+  request_bytes::float8 AS "requestBytes", output_bytes::float8 AS "outputBytes", input_tokens::float8 AS "inputTokens",
+  output_tokens::float8 AS "outputTokens", cached_tokens::float8 AS "cachedTokens", cache_write_tokens::float8 AS "cacheWriteTokens",
+  cache_write_1h_tokens::float8 AS "cacheWrite1hTokens", reasoning_tokens::float8 AS "reasoningTokens", cost,
+  cache_saved AS "cacheSaved", session, route, waited_ms AS "waitedMs", key_label AS "keyLabel", limit_kind AS "limit"`;
+
+export interface TeamHistoryOptions {
+  store: UsageStore;
+  shared: SharedStore;
+  log: (line: string) => void;
+  /** The raw rows' retention: older rows are deleted from the shared store too. */
+  retentionDays: () => number;
+  /** Rows per push and per pull (one PostgreSQL statement, one SQLite transaction). */
+  batchRows?: number;
+  /** The backstop: push and pull this often even without a notification. */
+  backstopMs?: number;
+  pruneIntervalMs?: number;
+  now?: () => number;
+}
+
+export interface TeamHistoryStats {
+  /** This daemon's rows waiting for the shared store. */
+  outbox: number;
+  /** Rows pushed, and rows of other daemons read into this usage.db, since the daemon started. */
+  pushed: number;
+  pulled: number;
+}
+
+/** Runs `step` once at a time; a call while it runs asks for one more run after it. */
+class Serial {
+  private running: Promise<void> | undefined;
+  private again = false;
+  constructor(private readonly step: () => Promise<void>) {}
+
+  run(): Promise<void> {
+    if (this.running) { this.again = true; return this.running; }
+    this.running = (async () => {
+      do { this.again = false; await this.step(); } while (this.again);
+    })().finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
+  idle(): Promise<void> { return this.running ?? Promise.resolve(); }
+}
+
+export class TeamHistory {
+  private readonly pushes = new Serial(() => this.pushAll());
+  private readonly pulls = new Serial(() => this.pullAll());
+  private storeId: string | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: Array<() => void> = [];
+  /** No new pushes or pulls; `stopped`: the usage.db may be closed, nothing touches it any more. */
+  private closing = false;
+  private stopped = false;
+  private pushed = 0;
+  private pulled = 0;
+  private lastError = '';
+  private readonly batch: number;
+
+  constructor(private readonly o: TeamHistoryOptions) {
+    this.batch = o.batchRows ?? 250;
+  }
+
+  start(): this {
+    const { shared } = this.o;
+    this.unsubscribe.push(
+      shared.on(CHANNEL, () => { void this.pull(); }),
+      // Notifications sent while the listening connection was down are lost: read what is new.
+      shared.onReconnect(() => { void this.pull(); }),
+      shared.onHealth((h) => { if (h.connected) { void this.push(); void this.pull(); } }),
+    );
+    const backstop = setInterval(() => { void this.push(); void this.pull(); }, this.o.backstopMs ?? 5_000);
+    const prune = setInterval(() => { void this.prune(); }, this.o.pruneIntervalMs ?? 3_600_000);
+    for (const t of [backstop, prune]) { t.unref(); this.timers.push(t); }
+    void this.push();
+    void this.pull();
+    return this;
+  }
+
+  /** Sends what the outbox holds. Never throws; a failure leaves the rows there for the next try. */
+  push(): Promise<void> {
+    return this.closing || !this.o.shared.status().connected ? Promise.resolve() : this.pushes.run();
+  }
+
+  /** Reads the rows other daemons committed since the last read. Never throws. */
+  pull(): Promise<void> {
+    return this.closing || !this.o.shared.status().connected ? Promise.resolve() : this.pulls.run();
+  }
+
+  stats(): TeamHistoryStats {
+    return { outbox: this.stopped ? 0 : this.o.store.outboxSize(), pushed: this.pushed, pulled: this.pulled };
+  }
+
+  private async pushAll(): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      const rows = outboxRows(this.o.store.db, this.batch);
+      if (rows.length === 0) return;
+      try {
+        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)]);
+      } catch (e) {
+        this.failed('send the usage outbox to', e);
+        return;
+      }
+      // Committed: only now do they leave the outbox. Killed before this, the daemon pushes them
+      // again at its next start, and the shared store keeps the first.
+      if (this.stopped) return;
+      this.o.store.outboxDone(rows.map((r) => r.id));
+      this.pushed += rows.length;
+      if (rows.length < this.batch) return;
+      await turn();
+    }
+  }
+
+  private async pullAll(): Promise<void> {
+    try {
+      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store')).rows[0]?.id;
+      if (!this.storeId) throw new Error('the shared store has no usage_store row');
+      for (;;) {
+        if (this.stopped) return;
+        const after = this.o.store.pulledUpTo(this.storeId);
+        const { rows } = await this.o.shared.query<UsageRow & { seq: number }>(
+          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch]);
+        if (this.stopped || rows.length === 0) return;
+        const seq = rows[rows.length - 1]!.seq;
+        // This daemon's own rows come back too: usage.db has them, so they are skipped.
+        try {
+          this.pulled += this.o.store.insertMissing(rows.map(({ seq: _, ...row }) => row), { cursor: { store: this.storeId, seq } });
+        } catch (e) {
+          this.report(`usage: could not write the team's rows to ${this.o.store.path}: ${(e as Error).message}; will retry`);
+          return;
+        }
+        if (rows.length < this.batch) return;
+        await turn();
+      }
+    } catch (e) {
+      this.failed('read the team\'s usage from', e);
+    }
+  }
+
+  /** The raw rows past the retention leave the shared store too (each daemon's usage.db keeps its rollups). */
+  private async prune(): Promise<void> {
+    if (this.closing || !this.o.shared.status().connected) return;
+    const before = (this.o.now ?? Date.now)() - this.o.retentionDays() * DAY_MS;
+    await this.o.shared.query('DELETE FROM usage_requests WHERE started_at < $1', [before]).catch((e: unknown) => this.failed('prune the usage in', e));
+  }
+
+  /** A store that cannot be reached is the shared store's to report (degraded); another failure is logged once per distinct text. */
+  private failed(what: string, e: unknown): void {
+    if (isConnectionError(e) || this.stopped) return;
+    this.report(`usage: could not ${what} ${this.o.shared.describeError(e)}`);
+  }
+
+  private report(line: string): void {
+    if (line !== this.lastError) this.o.log(line);
+    this.lastError = line;
+  }
+
+  /**
+   * Stops reading, then gives the outbox one last push (at most `timeoutMs`: what is left goes at
+   * the next start). After this the usage.db is not touched again and may be closed.
+   */
+  async close(timeoutMs = 3_000): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    for (const u of this.unsubscribe) u();
+    this.unsubscribe = [];
+    const last = this.o.shared.status().connected ? this.pushes.run() : Promise.resolve();
+    this.closing = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([last, this.pulls.idle()]), new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); })]);
+    clearTimeout(timer);
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,157 @@
+// The parts of team mode's usage history a crash lands between, each at its exact moment: a row
+// journaled but not yet written (replayed once at the next start), a push PostgreSQL refused (kept
+// in the outbox), a push PostgreSQL committed but whose outbox entries were never deleted (pushed
+// again, counted once), rows read twice (kept once); and a usage.db from before daemons were
+// recorded (its history kept, as "not recorded").
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/daemon/observe/events.js';
+import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
+import { recentRequests, usageGroups } from '../../src/daemon/observe/usage/queries.js';
+import { UsageRecorder } from '../../src/daemon/observe/usage/recorder.js';
+import { MIGRATIONS } from '../../src/daemon/observe/usage/schema.js';
+import { UsageStore, type UsageRow } from '../../src/daemon/observe/usage/store.js';
+import { TeamHistory } from '../../src/daemon/observe/usage/team-history.js';
+import { SharedStore } from '../../src/daemon/store/shared-store.js';
+import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
+import { loadSqlite } from '../../src/daemon/store/sqlite.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+const prices = buildPriceTable(readShippedPrices()).table;
+let dir: string;
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'gateway-team-history-')); });
+afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+
+function finish(bus: EventBus, id: string, model: string): void {
+  const time = Date.now();
+  bus.publish({ type: 'started', id, time, keyId: 'k1', keyName: 'app', mode: 'native', provider: 'openai', model, method: 'POST', path: '/openai/v1/chat/completions', stream: false, requestBytes: 42 });
+  bus.publish({ type: 'finished', id, time: time + 5, status: 200, durationMs: 5, ttfbMs: 3, outputBytes: 10, usage: { inputTokens: 100, outputTokens: 20 }, model: null });
+}
+
+describe('the journal', () => {
+  it('a killed daemon\'s rows not yet written are written at the next start, once, with those written before left alone', async () => {
+    const path = join(dir, 'usage.db');
+    const store = await UsageStore.open(path);
+    const bus = new EventBus();
+    const team = { journalDir: dir };
+    // No batch on a timer: what is written is exactly what flush() wrote.
+    const rec = new UsageRecorder({ store, bus, prices, flushIntervalMs: 3_600_000, maxBatch: 1e9, backgroundCheckpoints: false, daemon: 'd1', team }).start();
+    finish(bus, 'req_1', 'm-1');
+    finish(bus, 'req_2', 'm-2');
+    rec.flush(); // these two are in usage.db (and still in the journal)
+    finish(bus, 'req_3', 'm-3'); // this one only in memory and the journal
+    expect(store.count()).toBe(2);
+    store.db.close(); // the kill: nothing more is written
+
+    const again = await UsageStore.open(path);
+    const rec2 = new UsageRecorder({ store: again, bus: new EventBus(), prices, backgroundCheckpoints: false, daemon: 'd1', team }).start();
+    const rows = recentRequests(again.db, { limit: 10 }).rows;
+    expect(rows.map((r) => [r.requestId, r.model, r.daemon]).sort()).toEqual([['req_1', 'm-1', 'd1'], ['req_2', 'm-2', 'd1'], ['req_3', 'm-3', 'd1']]);
+    expect(again.outboxSize()).toBe(3); // every one of them still goes to the shared store
+    expect(usageGroups(again.db, { since: Date.now() - 3_600_000, until: Date.now() }, 'daemon').map((g) => [g.group, g.requests])).toEqual([['d1', 3]]);
+    await rec2.close();
+    expect(readdirSync(dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
+  });
+});
+
+describe('an older usage.db', () => {
+  it('keeps its history through the daemon migration, grouped as not recorded', async () => {
+    const { DatabaseSync } = await loadSqlite();
+    const path = join(dir, 'usage.db');
+    const db = new DatabaseSync(path);
+    for (const m of MIGRATIONS.filter((x) => x.version <= 8)) m.up(db);
+    db.exec('PRAGMA user_version = 8');
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    db.prepare(`INSERT INTO hourly (hour, key_id, provider, model, key_label, key_name, requests, errors, input_tokens, output_tokens, cached_tokens,
+      cache_write_tokens, reasoning_tokens, cost, unpriced, duration_ms) VALUES (?, 'k', 'openai', 'gpt-4o', '', 'app', 4, 0, 40, 8, 0, 0, 0, 0.5, 0, 12)`).run(hour);
+    db.close();
+    const store = await UsageStore.open(path);
+    const r = { since: hour, until: Date.now() };
+    expect(usageGroups(store.db, r, 'daemon').map((g) => [g.group, g.label, g.requests, g.cost])).toEqual([['', '(not recorded)', 4, 0.5]]);
+    expect(usageGroups(store.db, r, 'model').map((g) => [g.group, g.requests])).toEqual([['openai/gpt-4o', 4]]);
+    store.close();
+  });
+});
+
+describe('the outbox and the shared store', () => {
+  let postgres: TestPostgres;
+  let url: string;
+  beforeAll(async () => {
+    postgres = await startPostgres();
+    const admin = new pg.Client({ connectionString: postgres.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE team_history');
+    await admin.end();
+    url = postgres.url.replace(/\/postgres$/, '/team_history');
+  }, 120_000);
+  afterAll(() => { postgres?.destroy(); });
+
+  const row = (id: string, daemon: string): UsageRow => ({
+    requestId: id, startedAt: Date.now(), keyId: 'k1', keyName: 'app', mode: 'native', provider: 'openai', model: `m-${id}`, requestedModel: null,
+    method: 'POST', path: '/openai/v1/chat/completions', stream: false, status: 200, errorCode: null, errorMessage: null, durationMs: 12.5, ttfbMs: 3,
+    requestBytes: 100, outputBytes: 300, inputTokens: 10, outputTokens: 5, cachedTokens: 0, cacheWriteTokens: null, cacheWrite1hTokens: null,
+    reasoningTokens: null, cost: 0.001, cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null, limit: null, daemon,
+  });
+
+  const open = async (name: string) => {
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: name, log: () => {} });
+    const store = await UsageStore.open(join(dir, `${name}.db`));
+    // No timers in the way: each push and pull below is called by the test.
+    const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => 30, backstopMs: 3_600_000 });
+    return { shared, store, team };
+  };
+
+  it('rows leave the outbox only once PostgreSQL has committed them', async () => {
+    const c = await open('c');
+    try {
+      c.store.insert([row('req_c1', 'c'), row('req_c2', 'c')], [], true);
+      // PostgreSQL refuses the push (as it would a statement cut off by a crash): nothing is lost.
+      await c.shared.query("ALTER TABLE usage_requests ADD CONSTRAINT refuse_c CHECK (request_id <> 'req_c2')");
+      await c.team.push();
+      expect(c.store.outboxSize()).toBe(2);
+      expect((await c.shared.query("SELECT 1 FROM usage_requests WHERE daemon = 'c'")).rowCount).toBe(0);
+      await c.shared.query('ALTER TABLE usage_requests DROP CONSTRAINT refuse_c');
+      await c.team.push();
+      expect(c.store.outboxSize()).toBe(0);
+      expect((await c.shared.query("SELECT request_id FROM usage_requests WHERE daemon = 'c' ORDER BY 1")).rows).toEqual([{ request_id: 'req_c1' }, { request_id: 'req_c2' }]);
+    } finally {
+      await c.team.close(); c.store.close(); await c.shared.close();
+    }
+  }, 60_000);
+
+  it('a push committed but never taken off the outbox is pushed again and counted once; rows read twice are kept once', async () => {
+    const a = await open('a');
+    const b = await open('b');
+    try {
+      a.store.insert([row('req_a1', 'a'), row('req_a2', 'a')], [], true);
+      await a.team.push();
+      expect(a.store.outboxSize()).toBe(0);
+      // The kill between PostgreSQL's commit and the outbox delete: the entries are back.
+      a.store.db.exec('INSERT INTO usage_outbox (id) SELECT id FROM requests');
+      a.store.insert([row('req_a3', 'a')], [], true);
+      await a.team.push();
+      expect(a.store.outboxSize()).toBe(0);
+      const inStore = await a.shared.query<{ request_id: string; n: string }>("SELECT request_id, count(*) AS n FROM usage_requests WHERE daemon = 'a' GROUP BY 1 ORDER BY 1");
+      expect(inStore.rows.map((r) => [r.request_id, Number(r.n)])).toEqual([['req_a1', 1], ['req_a2', 1], ['req_a3', 1]]);
+
+      await b.team.pull();
+      // Read again from the start, as a daemon killed before its cursor moved would.
+      b.store.db.exec('DELETE FROM usage_pulled');
+      await b.team.pull();
+      const rows = recentRequests(b.store.db, { limit: 10 }).rows;
+      expect(rows.filter((r) => r.daemon === 'a').map((r) => r.requestId).sort()).toEqual(['req_a1', 'req_a2', 'req_a3']);
+      const back = rows.find((r) => r.requestId === 'req_a1')!;
+      const { id: _, ...sent } = back;
+      expect(sent).toEqual({ ...row('req_a1', 'a'), startedAt: back.startedAt });
+      expect(b.store.outboxSize()).toBe(0); // another daemon's rows are never sent on
+      // And its own rows coming back are not written twice.
+      await a.team.pull();
+      expect(recentRequests(a.store.db, { limit: 10, daemon: 'a' }).rows).toHaveLength(3);
+    } finally {
+      for (const d of [a, b]) { await d.team.close(); d.store.close(); await d.shared.close(); }
+    }
+  }, 60_000);
+});

@@ -1,0 +1,236 @@
+// Team mode's usage history: three real daemons (`gateway start`, one GATEWAY_HOME each, the store
+// in GATEWAY_STORE_URL as a user would set it) on one real PostgreSQL database, against mock
+// providers. Every request shows up once in `gateway usage` run against any daemon, with the
+// daemon that served it; a daemon SIGKILLed mid-load and started again loses no row its clients
+// got an answer for and doubles none; PostgreSQL stopped under load costs no request and no row;
+// and a laptop daemon (no store) records its daemon without an outbox.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredRequest, UsageGroup } from '../../src/daemon/observe/usage/queries.js';
+import { UsageStore } from '../../src/daemon/observe/usage/store.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { dashboardSession, startGatewayProcess, type GatewayProcess } from './gateway-process.js';
+
+let postgres: TestPostgres;
+let url: string;
+const daemons: GatewayProcess[] = [];
+const keys = new Map<GatewayProcess, string>();
+const IDS = ['team-a', 'team-b', 'team-c'] as const;
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE usage_team');
+  await admin.end();
+  url = postgres.url.replace(/\/postgres$/, '/usage_team');
+  // One after the other: the first migrates the schema (the others would wait for its lock anyway).
+  for (const id of IDS) daemons.push(await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: id }));
+  for (const gw of daemons) keys.set(gw, (await gw.cli(['keys', 'create', '--name', `load-${gw.dir.slice(-6)}`])).stdout.trim());
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(daemons.map((gw) => gw.close()));
+  postgres?.destroy();
+});
+
+/** One native Gemini call whose model name is unique (the mock answers any): how a row is found again. */
+async function call(gw: GatewayProcess, model: string): Promise<number> {
+  const res = await fetch(`${gw.url}/gemini/v1beta/models/${model}:generateContent`, {
+    method: 'POST', headers: { 'x-goog-api-key': keys.get(gw)!, 'content-type': 'application/json' },
+    body: JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] }),
+  });
+  await res.text();
+  return res.status;
+}
+
+async function requests(gw: GatewayProcess): Promise<StoredRequest[]> {
+  const r = await gw.cli(['usage', '--requests', '--since', '1d', '--limit', '100000', '--json']);
+  if (r.code !== 0) throw new Error(`gateway usage --requests failed: ${r.stdout}${r.stderr}`);
+  return (JSON.parse(r.stdout) as { rows: StoredRequest[] }).rows;
+}
+
+/** How many rows each model has in `rows`, for the models starting with `prefix`. */
+function countByModel(rows: readonly StoredRequest[], prefix: string): Map<string, StoredRequest[]> {
+  const out = new Map<string, StoredRequest[]>();
+  for (const r of rows) if (r.model?.startsWith(prefix)) out.set(r.model, [...(out.get(r.model) ?? []), r]);
+  return out;
+}
+
+async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Waits until every daemon's history holds each of `served` (model → daemon id) and nothing else with `prefix`; returns the last read of each. */
+async function everyDaemonHasAll(prefix: string, served: ReadonlyMap<string, string>): Promise<Map<GatewayProcess, Map<string, StoredRequest[]>>> {
+  const seen = new Map<GatewayProcess, Map<string, StoredRequest[]>>();
+  for (const gw of daemons) {
+    await waitFor(`${served.size} ${prefix} rows on ${gw.url}`, async () => {
+      const rows = countByModel(await requests(gw), prefix);
+      seen.set(gw, rows);
+      return [...served.keys()].every((m) => rows.has(m));
+    });
+  }
+  return seen;
+}
+
+interface Done { model: string; daemon: string; status: number; at: number }
+
+/** Clients calling every daemon until `stop()`: what each got back. */
+function load(prefix: string, perDaemon: number): { done: Done[]; attempted: Set<string>; stop(): Promise<void> } {
+  const done: Done[] = [];
+  const attempted = new Set<string>();
+  let stopped = false;
+  const worker = async (gw: GatewayProcess, i: number, w: number) => {
+    for (let n = 0; !stopped; n++) {
+      const model = `${prefix}-${IDS[i]}-${w}-${n}`;
+      attempted.add(model);
+      try {
+        const status = await call(gw, model);
+        done.push({ model, daemon: IDS[i]!, status, at: Date.now() });
+      } catch {
+        if (!gw.alive()) return; // killed: this client got no answer
+      }
+    }
+  };
+  const running = daemons.flatMap((gw, i) => Array.from({ length: perDaemon }, (_, w) => worker(gw, i, w)));
+  return { done, attempted, async stop() { stopped = true; await Promise.all(running); } };
+}
+
+const servedBy = (done: readonly Done[]): Map<string, string> => new Map(done.filter((d) => d.status === 200).map((d) => [d.model, d.daemon]));
+
+async function pgRows(prefix: string): Promise<Array<{ model: string; daemon: string; n: number }>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ model: string; daemon: string; n: string }>(
+      'SELECT model, daemon, count(*) AS n FROM usage_requests WHERE model LIKE $1 GROUP BY model, daemon', [`${prefix}%`]);
+    return rows.map((r) => ({ model: r.model, daemon: r.daemon, n: Number(r.n) }));
+  } finally {
+    await c.end();
+  }
+}
+
+describe('team usage history on one PostgreSQL', () => {
+  it('requests spread over three daemons appear once each in gateway usage on every daemon, with the daemon that served them', async () => {
+    const served = new Map<string, string>();
+    await Promise.all(daemons.map(async (gw, i) => {
+      for (let n = 0; n < 10; n++) {
+        const model = `spread-${IDS[i]}-${n}`;
+        expect(await call(gw, model)).toBe(200);
+        served.set(model, IDS[i]!);
+      }
+    }));
+    const t0 = Date.now();
+    const seen = await everyDaemonHasAll('spread-', served);
+    console.log(`spread test: every daemon showed all ${served.size} rows ${Date.now() - t0} ms after the last answer (polling gateway usage)`);
+    for (const gw of daemons) {
+      const rows = seen.get(gw)!;
+      expect([...rows.keys()].sort()).toEqual([...served.keys()].sort());
+      for (const [model, list] of rows) {
+        expect(list).toHaveLength(1);
+        expect(list[0]!.daemon).toBe(served.get(model));
+      }
+      const byDaemon = JSON.parse((await gw.cli(['usage', '--since', '1d', '--by', 'daemon', '--json'])).stdout) as { rows: UsageGroup[]; totals: { requests: number } };
+      expect(Object.fromEntries(byDaemon.rows.map((g) => [g.group, g.requests]))).toEqual({ 'team-a': 10, 'team-b': 10, 'team-c': 10 });
+      expect(byDaemon.totals.requests).toBe(30);
+      const table = (await gw.cli(['usage', '--since', '1d', '--by', 'daemon'])).stdout;
+      for (const id of IDS) expect(table).toMatch(new RegExp(`^${id}\\s+10\\s`, 'm'));
+      // The dashboard's requests table lists the other daemons' requests too.
+      const page = await (await fetch(`${gw.url}/dashboard/usage?range=24h`, { headers: { cookie: await dashboardSession(gw) } })).text();
+      for (const model of served.keys()) expect(page).toContain(`>${model}<`);
+    }
+  }, 120_000);
+
+  it('a daemon SIGKILLed mid-load and started again: every answered request is in the history exactly once', async () => {
+    const b = daemons[1]!;
+    const l = load('kill', 6);
+    await waitFor('load on every daemon', async () => IDS.every((id) => l.done.filter((d) => d.daemon === id).length >= 150));
+    process.kill(b.pid, 'SIGKILL');
+    await waitFor('the killed daemon to be gone', async () => !b.alive(), 10_000);
+    await l.stop();
+    await b.restart();
+
+    const served = servedBy(l.done);
+    expect(l.done.every((d) => d.status === 200)).toBe(true);
+    const seen = await everyDaemonHasAll('kill-', served);
+    for (const gw of daemons) {
+      for (const [model, list] of seen.get(gw)!) {
+        expect(list, `${model} on ${gw.url}`).toHaveLength(1);
+        expect(l.attempted.has(model)).toBe(true);
+        if (served.has(model)) expect(list[0]!.daemon).toBe(served.get(model));
+      }
+    }
+    const inStore = await pgRows('kill-');
+    expect(inStore.filter((r) => r.n !== 1)).toEqual([]);
+    for (const [model, daemon] of served) expect(inStore.find((r) => r.model === model)?.daemon, model).toBe(daemon);
+    const answeredByB = [...served.values()].filter((d) => d === 'team-b').length;
+    console.log(`kill test: ${served.size} answered requests (${answeredByB} by the killed daemon), ${inStore.length} in the store`);
+  }, 180_000);
+
+  it('PostgreSQL stopped for a few seconds under load: requests are served throughout and the history is complete after it returns', async () => {
+    const l = load('outage', 4);
+    const count = (id: string, since: number) => l.done.filter((d) => d.daemon === id && d.at > since).length;
+    await waitFor('load on every daemon', async () => IDS.every((id) => count(id, 0) >= 30));
+    postgres.stop();
+    const stoppedAt = Date.now();
+    // Served while the store is down (a few seconds of it), their rows held in each daemon's outbox.
+    await waitFor('requests served with the store down', async () => Date.now() - stoppedAt >= 3_000 && IDS.every((id) => count(id, stoppedAt) >= 50));
+    for (const gw of daemons) {
+      const status = await (await fetch(`${gw.url}/admin/usage/status`, { headers: { authorization: `Bearer ${gw.adminToken()}` } })).json() as { team?: { outbox: number } };
+      expect(status.team?.outbox, gw.url).toBeGreaterThan(0);
+    }
+    postgres.start();
+    const startedAt = Date.now();
+    await waitFor('requests served after the store is back', async () => IDS.every((id) => count(id, startedAt) >= 30));
+    await l.stop();
+
+    expect(l.done.filter((d) => d.status !== 200)).toEqual([]);
+    const served = servedBy(l.done);
+    const seen = await everyDaemonHasAll('outage-', served);
+    for (const gw of daemons) {
+      expect([...seen.get(gw)!.keys()].sort()).toEqual([...served.keys()].sort());
+      for (const list of seen.get(gw)!.values()) expect(list).toHaveLength(1);
+      await waitFor(`the outbox of ${gw.url} to drain`, async () => {
+        const status = await (await fetch(`${gw.url}/admin/usage/status`, { headers: { authorization: `Bearer ${gw.adminToken()}` } })).json() as { team?: { outbox: number } };
+        return status.team?.outbox === 0;
+      });
+    }
+    const inStore = await pgRows('outage-');
+    expect(inStore.length).toBe(served.size);
+    expect(inStore.filter((r) => r.n !== 1)).toEqual([]);
+    console.log(`outage test: ${served.size} requests, ${IDS.map((id) => `${id} ${count(id, stoppedAt) - count(id, startedAt)}`).join(', ')} served during the ${startedAt - stoppedAt} ms the store was down`);
+  }, 180_000);
+});
+
+describe('laptop mode', () => {
+  it('records the daemon in each row and keeps no outbox or journal', async () => {
+    const gw = await startGatewayProcess({ GATEWAY_DAEMON_ID: 'laptop' });
+    try {
+      keys.set(gw, (await gw.cli(['keys', 'create', '--name', 'solo'])).stdout.trim());
+      for (let n = 0; n < 3; n++) expect(await call(gw, `solo-${n}`)).toBe(200);
+      const rows = await requests(gw);
+      expect(rows.map((r) => [r.model, r.daemon]).sort()).toEqual([['solo-0', 'laptop'], ['solo-1', 'laptop'], ['solo-2', 'laptop']]);
+      const byDaemon = JSON.parse((await gw.cli(['usage', '--by', 'daemon', '--json'])).stdout) as { rows: UsageGroup[] };
+      expect(byDaemon.rows.map((g) => [g.group, g.requests])).toEqual([['laptop', 3]]);
+      const table = (await gw.cli(['usage', '--requests', '--limit', '2'])).stdout;
+      expect(table.split('\n')[0]).toMatch(/^TIME\s+DAEMON\s+KEY\s+MODEL\s+STATUS/);
+      expect(table).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+laptop\s+solo\s+gemini\/solo-2\s+200\s/m);
+      expect(table).not.toContain('solo-0');
+      expect(table).toContain('raise --limit');
+      expect((await gw.cli(['stop'])).code).toBe(0);
+      expect(readdirSync(gw.dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
+      const store = await UsageStore.open(join(gw.dir, 'usage.db'));
+      expect(store.outboxSize()).toBe(0);
+      store.close();
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
+});
