@@ -104,6 +104,26 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 2,
+    description: 'keys: proxy, admin and session keys, one row each, stored by their hash',
+    sql: `
+      -- One row per key record (store/pg-keys.ts). The key itself is never stored: 'hash' is the
+      -- hex SHA-256 of the whole key, and the check refuses anything else in that column.
+      CREATE TABLE keys (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE CHECK (hash ~ '^[0-9a-f]{64}$'),
+        kind text NOT NULL DEFAULT 'proxy' CHECK (kind IN ('proxy', 'admin', 'session')),
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz,
+        revoked_at timestamptz,
+        models jsonb,
+        limits jsonb
+      );
+      CREATE INDEX keys_name ON keys (name);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
