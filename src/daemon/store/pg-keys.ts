@@ -103,7 +103,7 @@ export class PgKeyRecords implements KeyRecords {
   }
 
   async list(): Promise<KeyRecord[]> {
-    return (await this.read('SELECT * FROM keys ORDER BY created_at, id')).map(recordOf);
+    return (await this.read('SELECT * FROM keys ORDER BY seq')).map(recordOf);
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
@@ -112,7 +112,7 @@ export class PgKeyRecords implements KeyRecords {
   }
 
   async find(idOrName: string): Promise<KeyRecord | undefined> {
-    return findKey((await this.read('SELECT * FROM keys WHERE id = $1 OR name = $1 ORDER BY created_at, id', [idOrName])).map(recordOf), idOrName);
+    return findKey((await this.read('SELECT * FROM keys WHERE id = $1 OR name = $1 ORDER BY seq', [idOrName])).map(recordOf), idOrName);
   }
 
   create(opts: ProxyKeyOptions = {}, now = new Date()): Promise<CreatedKey> {
@@ -152,7 +152,7 @@ export class PgKeyRecords implements KeyRecords {
 
   /** The key `idOrName` names, its row locked until the transaction ends. */
   private async target(q: Query, idOrName: string): Promise<KeyRecord> {
-    const target = findKey((await q('SELECT * FROM keys WHERE id = $1 OR name = $1 ORDER BY created_at, id FOR UPDATE', [idOrName])).map(recordOf), idOrName);
+    const target = findKey((await q('SELECT * FROM keys WHERE id = $1 OR name = $1 ORDER BY seq FOR UPDATE', [idOrName])).map(recordOf), idOrName);
     if (!target) throw noSuchKey(idOrName);
     return target;
   }

@@ -112,6 +112,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       -- hex SHA-256 of the whole key, and the check refuses anything else in that column.
       CREATE TABLE keys (
         id text PRIMARY KEY,
+        -- the order keys were made in (keys.json's order): several can share a created_at
+        seq bigint GENERATED ALWAYS AS IDENTITY,
         name text NOT NULL,
         hash text NOT NULL UNIQUE CHECK (hash ~ '^[0-9a-f]{64}$'),
         kind text NOT NULL DEFAULT 'proxy' CHECK (kind IN ('proxy', 'admin', 'session')),
