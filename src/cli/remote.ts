@@ -105,6 +105,8 @@ export async function remoteRequest<T>(r: Remote, method: 'GET' | 'POST' | 'PATC
   const text = await res.text();
   const why = errorMessage(text);
   if (res.status === 401) throw new CliError(`the gateway at ${r.url} refused ${r.local ? 'its admin token' : 'the admin key in GATEWAY_ADMIN_KEY'}: ${why ?? 'HTTP 401'}`);
+  // This machine's daemon speaks for its own store: its reason is the whole story, as it would be without a daemon.
+  if (!res.ok && r.local && why) throw new CliError(why);
   if (!res.ok) throw new CliError(`the gateway at ${r.url} answered ${method} /admin/${path.split('?')[0]} with HTTP ${res.status}${why ? `: ${why}` : ''}`);
   try {
     return JSON.parse(text) as T;

@@ -137,6 +137,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   keys.watch(); // before the first load: a change made meanwhile is heard, not missed
   // A shared store that cannot give its keys at start stops the start (there is nothing to keep serving).
   await keys.reload({ strict: opts.shared !== undefined }).catch((e: unknown) => { keys.close(); throw e; });
+  if (opts.shared) {
+    // A laptop's keys do not follow it into a team by themselves: say so rather than let them fail unexplained.
+    const left = await new FileKeyRecords(opts.stateDir).list().catch(() => []);
+    if (left.length > 0) log(`warning: team mode: the ${left.length} key(s) in ${FILES.keys} are not used; keys live in the store at ${opts.shared.display} now`);
+  }
   const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
   if (settings.providers) setConfiguredProviders(settings.providers);
   const providerKeys = new ProviderKeys(opts.secrets);

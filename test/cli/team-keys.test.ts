@@ -16,7 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/daemon/server.js';
-import { hashKey } from '../../src/daemon/store/keys.js';
+import { hashKey, KeyStore } from '../../src/daemon/store/keys.js';
 import { staticSecrets } from '../../src/daemon/store/secrets.js';
 import { PgKeyRecords } from '../../src/daemon/store/pg-keys.js';
 import { SharedStore } from '../../src/daemon/store/shared-store.js';
@@ -154,6 +154,11 @@ describe('three daemons on one store', () => {
     expect(answer.choices[0]?.message.content).toBe(MOCK_TEXT);
     // The provider got the provider's key, never the proxy key.
     expect(openaiMock.requests.at(-1)?.headers.authorization).toBe(`Bearer ${openaiMock.key}`);
+
+    // A name is taken team-wide, and the CLI says so as it does on a laptop.
+    const taken = await d.B.cli(['keys', 'create', '--name', 'team-app']);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toBe('error: an active key named "team-app" already exists; revoke it or pick another name\n');
 
     const listed = await d.C.cli(['keys', 'list', '--json']);
     expect(listed.code, listed.stderr).toBe(0);
@@ -377,6 +382,28 @@ describe('the backstop', () => {
       expect(refusal.body).toMatchObject({ error: { code: 'key_revoked' } });
       // A, whose re-read is a day away, heard nothing: the edit sent no notification.
       expect((await chat(d.A.url, key)).status).toBe(200);
+    } finally {
+      await daemon.close(1000);
+      await shared.close();
+    }
+  });
+
+  it('a laptop\'s keys.json is not served in team mode, and the log says where keys live now', async () => {
+    const home = makeTempHome('gateway-team-laptop-');
+    homes.push(home);
+    const { key } = new KeyStore(home.dir).create({ name: 'laptop-key' });
+    const shared = await SharedStore.open({ store: parseStoreUrl(storeUrl), daemonId: 'laptop', log: () => {} });
+    const lines: string[] = [];
+    const daemon = await startDaemon({
+      port: 0, stateDir: home.dir, shared, log: (l) => lines.push(l),
+      secrets: staticSecrets({ openai: openaiMock.key }), origins: { openai: openaiMock.origin },
+    });
+    try {
+      expect(lines).toContain(`warning: team mode: the 1 key(s) in keys.json are not used; keys live in the store at gw@127.0.0.1:${postgres.port}/${DATABASE} now`);
+      const r = await chat(daemon.url, key);
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ error: { code: 'invalid_api_key' } });
+      expect((await chat(daemon.url, teamKey)).status).toBe(200);
     } finally {
       await daemon.close(1000);
       await shared.close();
