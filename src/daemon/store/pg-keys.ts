@@ -60,7 +60,7 @@ function recordOf(r: KeyRow): KeyRecord {
 type Query = (text: string, values?: unknown[]) => Promise<KeyRow[]>;
 
 /** What the key records use of the shared store: its pool for transactions, its health and its notifications. */
-export type KeysDb = Pick<SharedStore, 'pool' | 'query' | 'failed' | 'describeError' | 'on' | 'onReconnect'>;
+export type KeysDb = Pick<SharedStore, 'pool' | 'query' | 'failed' | 'describeError' | 'on' | 'onReconnect' | 'onHealth'>;
 
 export class PgKeyRecords implements KeyRecords {
   /** `close`: what close() does (the CLI's own connection); the daemon's shared store is closed with the daemon. */
@@ -192,11 +192,16 @@ export class PgKeyRecords implements KeyRecords {
     });
   }
 
-  /** A notification names the key that changed; a reconnection, or the backstop's turn, means every key. */
+  /**
+   * A notification names the key that changed; a reconnection (notifications were missed), the
+   * store found reachable again (a re-read meanwhile may have failed), or the backstop's turn
+   * means every key.
+   */
   watch(changed: (id?: string) => void): { close(): void } {
     const offs = [
       this.db.on(KEYS_CHANNEL, (id) => changed(id || undefined)),
       this.db.onReconnect(() => changed()),
+      this.db.onHealth((h) => { if (h.connected) changed(); }),
     ];
     const timer = setInterval(() => changed(), Math.min(this.o.recheckMs ?? KEYS_RECHECK_MS, LONGEST_TIMER_MS));
     timer.unref();
