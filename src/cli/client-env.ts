@@ -3,13 +3,15 @@
 // as hashes, so a key printed later must have its plaintext held somewhere: client keys are
 // ordinary proxy keys whose plaintext is also kept in the keychain (account `proxy-key:<name>`),
 // created on first use. A key made by `gateway keys create` was shown once and is not held, so it
-// cannot be used here.
+// cannot be used here. A team daemon's state directory makes them in the shared store (key-store.ts).
 import { BUILTIN_PROVIDERS, builtinProvider } from '../providers/registry.js';
-import { KeyStore, hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
+import { hashKey, keyStatus, sameHash, type KeyRecord } from '../daemon/store/keys.js';
+import type { KeyRecords } from '../daemon/store/key-records.js';
 import { ensureStateDir } from '../daemon/store/paths.js';
 import { CliError, note } from './common.js';
 import { reloadAndReport } from './daemon-client.js';
 import { gatewayCmd } from './invocation.js';
+import { withKeyStore } from './key-store.js';
 
 export const CLIENT_KEY_ACCOUNT_PREFIX = 'proxy-key:';
 export const DEFAULT_CLIENT_KEY_NAME = 'env';
@@ -35,9 +37,9 @@ function validName(name: string): string {
   return name;
 }
 
-function matchingActive(store: KeyStore, name: string, key: string): KeyRecord | undefined {
+function matchingActive(keys: readonly KeyRecord[], name: string, key: string): KeyRecord | undefined {
   const h = hashKey(key);
-  return store.list().find((k) => k.name === name && keyStatus(k) === 'active' && sameHash(k.hash, h));
+  return keys.find((k) => k.name === name && keyStatus(k) === 'active' && sameHash(k.hash, h));
 }
 
 /** One short line naming both ways out; the keychain's long story is doctor's to tell. */
@@ -52,9 +54,14 @@ function noKeychain(e: Error): CliError {
  */
 export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEnv; name?: string; insecureStorage?: boolean }): Promise<{ key: string; record: KeyRecord; created: boolean }> {
   const name = validName(opts.name ?? DEFAULT_CLIENT_KEY_NAME);
-  const account = CLIENT_KEY_ACCOUNT_PREFIX + name;
   const dir = ensureStateDir(opts.dir);
-  const store = new KeyStore(dir);
+  const created = await withKeyStore(dir, (store) => clientKey(store, dir, name, opts), opts.env);
+  if (created.created) await reloadAndReport(dir);
+  return created;
+}
+
+async function clientKey(store: KeyRecords, dir: string, name: string, opts: { env: NodeJS.ProcessEnv; insecureStorage?: boolean }): Promise<{ key: string; record: KeyRecord; created: boolean }> {
+  const account = CLIENT_KEY_ACCOUNT_PREFIX + name;
   const { openKeychain } = await import('../daemon/store/keychain.js');
   const secrets = await import('../daemon/store/secret-source.js');
   const keychain = openKeychain({ env: opts.env });
@@ -69,12 +76,13 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
   }
   const fromFile = secrets.readInsecureSecrets(dir)[account];
   if (fromFile) held.push(fromFile);
+  const keys = await store.list();
   for (const key of held) {
-    const record = matchingActive(store, name, key);
+    const record = matchingActive(keys, name, key);
     if (record) return { key, record, created: false };
   }
 
-  const existing = store.list().find((k) => k.name === name && keyStatus(k) === 'active');
+  const existing = keys.find((k) => k.name === name && keyStatus(k) === 'active');
   if (existing && keychainError) {
     throw new CliError(`cannot read the client key "${name}" from the keychain: ${keychainError.message}`);
   }
@@ -83,7 +91,7 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
   }
 
   if (!opts.insecureStorage && keychainError) throw noKeychain(keychainError);
-  const { key, record } = store.create({ name });
+  const { key, record } = await store.create({ name });
   try {
     if (opts.insecureStorage) {
       const path = secrets.writeInsecureSecret(dir, account, key);
@@ -92,11 +100,10 @@ export async function ensureClientKey(opts: { dir: string; env: NodeJS.ProcessEn
       await keychain.set(account, key);
     }
   } catch (e) {
-    store.revoke(record.id);
+    await store.revoke(record.id);
     throw noKeychain(e instanceof Error ? e : new Error(String(e)));
   }
   note(`Created client key "${name}" (${record.id}); its plaintext is kept in ${opts.insecureStorage ? 'the insecure file' : 'the keychain'} for env. Revoke it with: ${gatewayCmd(`keys revoke ${name}`)}`);
-  await reloadAndReport(dir);
   return { key, record, created: true };
 }
 

@@ -115,7 +115,8 @@ export async function healthy(d: { url: string; tlsCert?: string }, timeoutMs = 
   }
 }
 
-function adminToken(dir: string): string {
+/** The running daemon's admin token (written 0600 in the state directory at its start). */
+export function readAdminToken(dir: string): string {
   try {
     return readFileSync(join(dir, FILES.adminToken), 'utf8').trim();
   } catch {
@@ -152,7 +153,7 @@ export async function adminRequest<T = unknown>(dir: string, method: 'GET' | 'PO
   try {
     res = await fetcherFor(localTrust(d))(`${clientUrl(d.url)}/admin/${path}`, {
       method,
-      headers: { authorization: `Bearer ${adminToken(dir)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${readAdminToken(dir)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });

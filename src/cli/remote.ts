@@ -5,8 +5,8 @@
 // reached (and why), it refused the admin key, or it answered an error.
 import type { Command } from 'commander';
 import { CliError } from './common.js';
-import { fetcherFor, networkReason, type FetchLike } from './daemon-fetch.js';
-import { errorMessage } from './daemon-client.js';
+import { fetcherFor, localTrust, networkReason, type FetchLike } from './daemon-fetch.js';
+import { clientUrl, errorMessage, findDaemon, readAdminToken } from './daemon-client.js';
 import { isLoopback } from '../daemon/http/exposure.js';
 import { ADMIN_KEY_PREFIX, PROXY_KEY_PREFIX } from '../daemon/store/keys.js';
 
@@ -15,6 +15,8 @@ export interface Remote {
   url: string;
   adminKey: string;
   fetch: FetchLike;
+  /** The daemon of this machine's state directory, with its admin token (a team daemon's keys: keys.ts), not a gateway of `--url`. */
+  local?: true;
 }
 
 /** The commands `--url` applies to (a command's path under `gateway`). */
@@ -73,6 +75,20 @@ export function remoteOf(program: Command, env: NodeJS.ProcessEnv = process.env)
   }
 }
 
+/**
+ * The daemon running with state directory `dir`, reached as a remote gateway is (its admin API) but
+ * with its local admin token; undefined when none runs.
+ */
+export function localAdminApi(dir: string): Remote | undefined {
+  const d = findDaemon(dir);
+  if (!d) return undefined;
+  try {
+    return { url: clientUrl(d.url), adminKey: readAdminToken(dir), fetch: fetcherFor(localTrust(d)), local: true };
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+}
+
 /** Calls `/admin/<path>` on the remote gateway with the admin key; the parsed JSON answer, or a one-line CliError. */
 export async function remoteRequest<T>(r: Remote, method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, timeoutMs = 10_000): Promise<T> {
   let res: Response;
@@ -88,7 +104,9 @@ export async function remoteRequest<T>(r: Remote, method: 'GET' | 'POST' | 'PATC
   }
   const text = await res.text();
   const why = errorMessage(text);
-  if (res.status === 401) throw new CliError(`the gateway at ${r.url} refused the admin key in GATEWAY_ADMIN_KEY: ${why ?? 'HTTP 401'}`);
+  if (res.status === 401) throw new CliError(`the gateway at ${r.url} refused ${r.local ? 'its admin token' : 'the admin key in GATEWAY_ADMIN_KEY'}: ${why ?? 'HTTP 401'}`);
+  // This machine's daemon speaks for its own store: its reason is the whole story, as it would be without a daemon.
+  if (!res.ok && r.local && why) throw new CliError(why);
   if (!res.ok) throw new CliError(`the gateway at ${r.url} answered ${method} /admin/${path.split('?')[0]} with HTTP ${res.status}${why ? `: ${why}` : ''}`);
   try {
     return JSON.parse(text) as T;

@@ -2,10 +2,10 @@
 // daemon, over the admin channel `status` and `stop` use (see src/daemon/access/session-keys.ts). Nothing
 // is stored on this side, so they work the same with a keychain or without one. We renew its lease
 // while we run and end it when we are done; if we are killed, it expires by itself.
-import { KeyStore } from '../daemon/store/keys.js';
 import { CliError } from './common.js';
 import { AdminError, adminRequest, findDaemon, notRunningMessage } from './daemon-client.js';
 import { gatewayCmd } from './invocation.js';
+import { withKeyStore } from './key-store.js';
 
 export type SessionPurpose = 'chat' | 'run';
 
@@ -43,7 +43,7 @@ export async function openSessionKey(dir: string, purpose: SessionPurpose): Prom
       clearInterval(timer);
       ending ??= adminRequest(dir, 'DELETE', `session-keys/${id}`, 2_000).then(
         () => undefined,
-        () => { try { new KeyStore(dir).removeSession(id); } catch { /* it expires by itself */ } },
+        () => withKeyStore(dir, (store) => store.removeSession(id)).then(() => undefined, () => { /* it expires by itself */ }),
       );
       return ending;
     },

@@ -36,6 +36,8 @@ import { PgResponseStore } from './store/pg-responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
 import { PgLimitStore } from './limits/pg-store.js';
+import { FileKeyRecords } from './store/key-records.js';
+import { keysRecheckMs, PgKeyRecords } from './store/pg-keys.js';
 import type { SharedStore } from './store/shared-store.js';
 import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/usage/prices.js';
 import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
@@ -78,6 +80,8 @@ export interface DaemonOptions {
   behindProxy?: readonly string[];
   /** Team mode: the shared store, opened (and migrated) by the caller, closed with the daemon. */
   shared?: SharedStore;
+  /** Team mode: how often every key is re-read whatever was heard (default KEYS_RECHECK_MS, or GATEWAY_KEYS_RECHECK_SECONDS). */
+  keysRecheckMs?: number;
 }
 
 export interface RunningDaemon {
@@ -128,9 +132,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const exposure = exposureOf(host, opts.tls !== undefined, opts.behindProxy ?? []);
   const tls = opts.tls ? tlsOptions(opts.tls) : undefined;
   const log = opts.log ?? (() => {});
-  const keys = new KeyIndex(opts.stateDir, opts.clock);
-  await keys.reload();
-  keys.watch();
+  // Team mode's keys are the shared store's (every daemon's at once); a laptop's are keys.json.
+  const keyStore = opts.shared ? new PgKeyRecords(opts.shared, { recheckMs: opts.keysRecheckMs ?? keysRecheckMs(process.env) }) : new FileKeyRecords(opts.stateDir);
+  const keys = new KeyIndex(opts.stateDir, opts.clock, keyStore);
+  keys.watch(); // before the first load: a change made meanwhile is heard, not missed
+  // A shared store that cannot give its keys at start stops the start (there is nothing to keep serving).
+  await keys.reload({ strict: opts.shared !== undefined }).catch((e: unknown) => { keys.close(); throw e; });
+  if (opts.shared) {
+    // A laptop's keys do not follow it into a team by themselves: say so rather than let them fail unexplained.
+    const left = await new FileKeyRecords(opts.stateDir).list().catch(() => []);
+    if (left.length > 0) log(`warning: team mode: the ${left.length} key(s) in ${FILES.keys} are not used; keys live in the store at ${opts.shared.display} now`);
+  }
   const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
   if (settings.providers) setConfiguredProviders(settings.providers);
   const providerKeys = new ProviderKeys(opts.secrets);
@@ -284,7 +296,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     };
     server.once('error', onError);
     server.listen(opts.port ?? 8080, host, () => { server.off('error', onError); resolve(); });
-  }).catch(async (e: unknown) => { await telemetry.close(); throw e; });
+  }).catch(async (e: unknown) => { keys.close(); await telemetry.close(); throw e; });
   const port = (server.address() as AddressInfo).port;
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log(`listening on ${url}${exposure.proxies.length > 0 ? ` behind the reverse proxy at ${exposure.proxies.join(', ')}` : ''}`);

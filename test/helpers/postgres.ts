@@ -17,6 +17,8 @@ export interface TestPostgres {
   start(): void;
   /** Stops it and deletes its data. */
   destroy(): void;
+  /** `pg_dump` of one database (plain SQL), run as the server's tools are. */
+  dump(database: string): string;
 }
 
 function binDir(): string {
@@ -46,6 +48,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   start();
   return {
     url: `postgres://gw@127.0.0.1:${port}/postgres`, port, start, stop,
+    dump: (database) => run('pg_dump', ['-h', '127.0.0.1', '-p', String(port), '-U', 'gw', '--no-password', database]).toString('utf8'),
     destroy() {
       try { stop(); } catch { /* already stopped */ }
       rmSync(dir, { recursive: true, force: true });

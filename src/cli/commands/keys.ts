@@ -1,12 +1,14 @@
 // `gateway keys create|set|show|list|revoke`: sk-proxy- keys, and sk-gwadmin- admin keys
 // (`create --admin`). A new key is printed once, alone on stdout; afterwards only its id, name and
-// metadata exist (the store keeps a SHA-256 hash). Limits are written to keys.json like the rest;
-// what a key used of them is the running daemon's to count, so `show` and `list` ask it
-// (GET /admin/keys). With `gateway --url …` every subcommand goes through that gateway's admin API
-// instead (remote.ts), printing the same.
+// metadata exist (the store keeps a SHA-256 hash). Limits are stored with the rest; what a key used
+// of them is the running daemon's to count, so `show` and `list` ask it (GET /admin/keys). With
+// `gateway --url …` every subcommand goes through that gateway's admin API instead (remote.ts),
+// printing the same. A team daemon's state directory (its keys are the shared store's) is acted on
+// through that daemon's admin API while it runs, so it holds the change before the command ends;
+// otherwise on the shared store directly (key-store.ts), whose notification reaches every daemon.
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { ADMIN_KEY_HAS_NO_LIMITS, KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../../daemon/store/keys.js';
+import { ADMIN_KEY_HAS_NO_LIMITS, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../../daemon/store/keys.js';
 import { ensureStateDir, FILES } from '../../daemon/store/paths.js';
 import { readJsonSync } from '../../daemon/store/atomic.js';
 import { describeLimits, LimitInputError, type KeyLimits, type LimitsPatch } from '../../daemon/limits/limits.js';
@@ -15,7 +17,8 @@ import { budgetText, describeStanding, type StandingView } from '../../daemon/li
 import { CliError, cliStateDir, note, out, printJson, shortDate, table } from '../common.js';
 import { keyStandings, reloadAndReport } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
-import { remoteOf, remoteRequest, type Remote } from '../remote.js';
+import { localAdminApi, remoteOf, remoteRequest, type Remote } from '../remote.js';
+import { teamStoreUrl, withKeyStore } from '../key-store.js';
 import type { KeyView } from '../../daemon/dashboard/keys-api.js';
 
 /** The limit flags `create` and `set` share (`set` adds a --no-… for each). */
@@ -40,30 +43,46 @@ export function registerKeys(program: Command): void {
   for (const [flag, arg, help] of LIMIT_FLAGS) create.option(`--${flag} ${arg}`, help);
   create.option('--admin', 'an admin key (sk-gwadmin-…) instead: for the admin API over the network (gateway --url, GATEWAY_ADMIN_KEY) and the dashboard; never a client\'s key, so no --models or limits')
     .option('--json', 'print {id,name,key,createdAt,expiresAt,models,limits} instead')
-    .action((opts: CreateOpts) => createKey(opts, remoteOf(program)));
+    .action((opts: CreateOpts) => createKey(opts, adminApiOf(program)));
 
   const set = cmd.command('set')
     .description('change a key\'s limits; a running gateway holds the key to them from its next request')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`);
   for (const [flag, arg, help] of LIMIT_FLAGS) set.option(`--${flag} ${arg}`, help).option(`--no-${flag}`, `remove the key's ${flag === 'tz' ? 'time zone (back to UTC)' : flag === 'budget' ? 'budget' : `${flag} limit`}`);
   set.addHelpText('after', `\nExample: ${gatewayCmd('keys set ci --budget 10/week --no-rpm')}`)
-    .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts, remoteOf(program)));
+    .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts, adminApiOf(program)));
 
   cmd.command('show')
     .description('show one key: its metadata, its limits and, from the running gateway, what it used and has left of them')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
     .option('--json', 'machine-readable output')
-    .action((idOrName: string, opts: { json?: boolean }) => showKey(idOrName, opts, remoteOf(program)));
+    .action((idOrName: string, opts: { json?: boolean }) => showKey(idOrName, opts, adminApiOf(program)));
 
   cmd.command('list')
     .description('list keys: id, name (admin keys marked), created, last used, expiry, models, status, limits (never the key or its hash)')
     .option('--json', 'machine-readable output')
-    .action((opts: { json?: boolean }) => listKeys(opts, remoteOf(program)));
+    .action((opts: { json?: boolean }) => listKeys(opts, adminApiOf(program)));
 
   cmd.command('revoke')
     .description('revoke a key by id or name; it stops working on its next request')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`)
-    .action((idOrName: string) => revokeKey(idOrName, remoteOf(program)));
+    .action((idOrName: string) => revokeKey(idOrName, adminApiOf(program)));
+}
+
+/**
+ * The admin API a command goes through: the gateway of `--url`, or this state directory's daemon
+ * when it runs on a team's shared store; undefined: the command acts on the key store itself.
+ */
+function adminApiOf(program: Command): Remote | undefined {
+  const remote = remoteOf(program);
+  if (remote) return remote;
+  const dir = cliStateDir();
+  return teamStoreUrl(dir) !== undefined ? localAdminApi(dir) : undefined;
+}
+
+/** An error of the key store (a name taken, no such key, the store unreachable) as one line. */
+function oneLine(e: unknown): never {
+  throw e instanceof CliError ? e : new CliError((e as Error).message);
 }
 
 interface CreateOpts extends LimitOpts { name?: string; expires?: string; models?: string; admin?: boolean; json?: boolean }
@@ -111,13 +130,9 @@ async function createKey(opts: CreateOpts, remote: Remote | undefined): Promise<
     return;
   }
   const dir = ensureStateDir(cliStateDir());
-  let created: { key: string; record: KeyRecord };
-  try {
-    const store = new KeyStore(dir);
-    created = opts.admin ? store.createAdmin({ name: opts.name, expiresAt }) : store.create({ name: opts.name, expiresAt, models, ...(limits ? { limits } : {}) });
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
+  const created = await withKeyStore(dir, (store) => (opts.admin
+    ? store.createAdmin({ name: opts.name, expiresAt })
+    : store.create({ name: opts.name, expiresAt, models, ...(limits ? { limits } : {}) }))).catch(oneLine);
   printCreated(created.key, keyFacts(created.record, null, null), opts.json);
   await reloadAndReport(dir);
 }
@@ -150,18 +165,18 @@ async function setLimits(idOrName: string, opts: LimitOpts, remote: Remote | und
   }
   let rec: KeyFacts;
   if (remote) {
-    const before = findView(await remoteViews(remote), idOrName);
+    const before = findView(await remoteViews(remote), idOrName, remote);
     if (before.admin) throw new CliError(ADMIN_KEY_HAS_NO_LIMITS);
     checkedLimits(before.limits ?? undefined, patch);
     rec = viewFacts((await remoteRequest<{ key: KeyView }>(remote, 'PATCH', `keys/${encodeURIComponent(before.id)}`, limitFields(opts))).key);
   } else {
-    const dir = cliStateDir();
-    const store = new KeyStore(dir);
-    const before = store.find(idOrName);
-    if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
-    if (before.admin) throw new CliError(ADMIN_KEY_HAS_NO_LIMITS);
-    checkedLimits(before.limits, patch);
-    rec = keyFacts(store.setLimits(before.id, patch), null, null);
+    rec = await withKeyStore(cliStateDir(), async (store) => {
+      const before = await store.find(idOrName);
+      if (!before) throw noKey(idOrName);
+      if (before.admin) throw new CliError(ADMIN_KEY_HAS_NO_LIMITS);
+      checkedLimits(before.limits, patch);
+      return keyFacts(await store.setLimits(before.id, patch), null, null);
+    }).catch(oneLine);
   }
   out(`Key ${rec.id} ("${rec.name}") limits: ${describeLimits(rec.limits ?? undefined)}.`);
   if (rec.status !== 'active') note(`note: this key is ${rec.status}; its limits matter only if it is used again.`);
@@ -173,13 +188,17 @@ async function remoteViews(remote: Remote): Promise<KeyView[]> {
   return (await remoteRequest<{ keys: KeyView[] }>(remote, 'GET', 'keys')).keys;
 }
 
-/** One key by id or name, as KeyStore.find picks it (an active one wins when a name was reused). */
-function findView(views: KeyView[], idOrName: string): KeyView {
+/** One key by id or name, as the key store's find picks it (an active one wins when a name was reused). */
+function findView(views: KeyView[], idOrName: string, remote: Remote): KeyView {
   const found = views.find((k) => k.id === idOrName)
     ?? views.find((k) => k.name === idOrName && k.status === 'active')
     ?? views.find((k) => k.name === idOrName);
-  if (!found) throw new CliError(`no key with id or name "${idOrName}" on that gateway (see: ${gatewayCmd('--url <url> keys list')})`);
+  if (!found) throw remote.local ? noKey(idOrName) : new CliError(`no key with id or name "${idOrName}" on that gateway (see: ${gatewayCmd('--url <url> keys list')})`);
   return found;
+}
+
+function noKey(idOrName: string): CliError {
+  return new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
 }
 
 function readUsage(dir: string): Record<string, string> {
@@ -251,7 +270,7 @@ async function listKeys(opts: { json?: boolean }, remote: Remote | undefined): P
     rows = (await remoteViews(remote)).map(viewFacts);
   } else {
     const dir = cliStateDir();
-    const keys = new KeyStore(dir).list();
+    const keys = await withKeyStore(dir, (store) => store.list()).catch(oneLine);
     const usage = readUsage(dir);
     const standings = await standingsFor(dir, keys);
     rows = keys.map((k) => keyFacts(k, usage[k.id] ?? null, standings.of(k.id)));
@@ -290,11 +309,11 @@ async function showKey(idOrName: string, opts: { json?: boolean }, remote: Remot
   let facts: KeyFacts;
   let unavailable: string | undefined;
   if (remote) {
-    facts = viewFacts(findView(await remoteViews(remote), idOrName));
+    facts = viewFacts(findView(await remoteViews(remote), idOrName, remote));
   } else {
     const dir = cliStateDir();
-    const k = new KeyStore(dir).find(idOrName);
-    if (!k) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
+    const k = await withKeyStore(dir, (store) => store.find(idOrName)).catch(oneLine);
+    if (!k) throw noKey(idOrName);
     const standings = await standingsFor(dir, [k]);
     facts = keyFacts(k, readUsage(dir)[k.id] ?? null, standings.of(k.id));
     unavailable = standings.unavailable;
@@ -318,26 +337,39 @@ async function showKey(idOrName: string, opts: { json?: boolean }, remote: Remot
 
 async function revokeKey(idOrName: string, remote: Remote | undefined): Promise<void> {
   if (remote) {
-    const before = findView(await remoteViews(remote), idOrName);
+    const before = findView(await remoteViews(remote), idOrName, remote);
     if (before.revokedAt) {
       out(`Key ${before.id} ("${before.name}") was already revoked at ${shortDate(before.revokedAt)}.`);
       return;
     }
     const { key } = await remoteRequest<{ key: KeyView }>(remote, 'POST', `keys/${encodeURIComponent(before.id)}/revoke`);
     out(`Revoked key ${key.id} ("${key.name}").`);
+    // A team daemon of this machine: a client key of `env` it held is forgotten here as on a laptop
+    // (the admin API never shows a hash, so the record is read from the store itself).
+    if (remote.local) {
+      const dir = cliStateDir();
+      const rec = await withKeyStore(dir, (store) => store.get(key.id)).catch(() => undefined);
+      if (rec) await forgetHeld(dir, rec);
+    }
     return;
   }
   const dir = cliStateDir();
-  const store = new KeyStore(dir);
-  const before = store.find(idOrName);
-  if (!before) throw new CliError(`no key with id or name "${idOrName}" (see: ${gatewayCmd('keys list')})`);
-  if (before.revokedAt) {
+  const { before, rec } = await withKeyStore(dir, async (store) => {
+    const found = await store.find(idOrName);
+    if (!found) throw noKey(idOrName);
+    return { before: found, rec: found.revokedAt ? undefined : await store.revoke(found.id) };
+  }).catch(oneLine);
+  if (!rec) {
     out(`Key ${before.id} ("${before.name}") was already revoked at ${shortDate(before.revokedAt)}.`);
     return;
   }
-  const rec = store.revoke(before.id);
   out(`Revoked key ${rec.id} ("${rec.name}").`);
+  await forgetHeld(dir, rec);
+  await reloadAndReport(dir);
+}
+
+/** Deletes the plaintext this machine holds of a revoked client key of `env`, if it holds it. */
+async function forgetHeld(dir: string, rec: KeyRecord): Promise<void> {
   const { forgetClientKey } = await import('../client-env.js');
   if (await forgetClientKey({ dir, env: process.env, record: rec })) note(`Deleted its stored plaintext (it was a client key).`);
-  await reloadAndReport(dir);
 }

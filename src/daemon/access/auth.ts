@@ -1,16 +1,15 @@
 // Proxy-key authentication: finds the key where each client puts it, looks its hash up in an
-// in-memory index (kept in sync with keys.json by a file watcher and /admin/reload), and checks
-// revocation, expiry and the key's model allow-list. No disk I/O per request.
-import { readFile } from 'node:fs/promises';
+// in-memory index, and checks revocation, expiry and the key's model allow-list. No disk or
+// database I/O per request. The index is loaded from the daemon's key store (store/key-records.ts)
+// and reloaded when the store says a key changed: keys.json's file watcher on a laptop, the shared
+// store's notifications, reconnections and backstop in team mode; and on /admin/reload.
 import type { IncomingMessage } from 'node:http';
 import { withoutProviderPrefix, type KeyPlacement } from '../../providers/registry.js';
 import { GatewayError, type Protocol } from '../http/errors.js';
 import { isKeyParamName } from '../http/http-util.js';
 import { keyRefusal } from './key-refusals.js';
-import { ADMIN_KEY_PREFIX, hashKey, keyStatus, PROXY_KEY_PREFIX, withValidLimits, type KeyRecord } from '../store/keys.js';
-import { FILES } from '../store/paths.js';
-import { watchStateFile, type FileWatch } from '../store/watch-file.js';
-import { join } from 'node:path';
+import { ADMIN_KEY_PREFIX, hashKey, keyStatus, PROXY_KEY_PREFIX, type KeyRecord } from '../store/keys.js';
+import { FileKeyRecords, type KeyRecords } from '../store/key-records.js';
 
 export type { KeyPlacement };
 
@@ -47,43 +46,59 @@ export function extractKey(req: IncomingMessage, query: URLSearchParams | null, 
 
 export class KeyIndex {
   private byHash = new Map<string, KeyRecord>();
-  private watcher: FileWatch | undefined;
+  private watcher: { close(): void } | undefined;
   private reloading: Promise<void> = Promise.resolve();
-  readonly path: string;
+  /** Where the records live: keys.json in `dir` unless given (team mode: the shared store). */
+  readonly store: KeyRecords;
 
   /** `clock`: milliseconds since the epoch, what expiry is judged by (injectable for tests). */
-  constructor(readonly dir: string, private readonly clock: () => number = Date.now) { this.path = join(dir, FILES.keys); }
+  constructor(readonly dir: string, private readonly clock: () => number = Date.now, store?: KeyRecords) {
+    this.store = store ?? new FileKeyRecords(dir);
+  }
 
   /**
-   * Re-reads keys.json. Reloads run one after another, so when one resolves the index reflects a
-   * read made after it was called: an earlier reload (say, the watcher's) can never publish the
-   * file as it was before a revocation after the revocation's own reload.
+   * Re-reads every record. Reloads run one after another, so when one resolves the index reflects
+   * a read made after it was called: an earlier reload (say, the watcher's) can never publish the
+   * store as it was before a revocation after the revocation's own reload. A store that cannot be
+   * read (a half-written file, an unreachable database) leaves the index as it was, never empty;
+   * with `strict` (the first load of a daemon on a shared store) that is an error instead.
    */
-  reload(): Promise<void> {
-    const run = this.reloading.then(() => this.load());
+  reload(opts: { strict?: boolean } = {}): Promise<void> {
+    return this.queue(async () => {
+      let keys: KeyRecord[];
+      try {
+        keys = await this.store.list();
+      } catch (e) {
+        if (opts.strict) throw e;
+        return;
+      }
+      const next = new Map<string, KeyRecord>();
+      for (const k of keys) next.set(k.hash, k);
+      this.byHash = next;
+    });
+  }
+
+  /** Re-reads one record (a notification named it): updated, added, or dropped when it is gone. */
+  reloadKey(id: string): Promise<void> {
+    return this.queue(async () => {
+      let rec: KeyRecord | undefined;
+      try { rec = await this.store.get(id); } catch { return; }
+      const next = new Map(this.byHash);
+      for (const [hash, k] of next) if (k.id === id) next.delete(hash);
+      if (rec) next.set(rec.hash, rec);
+      this.byHash = next;
+    });
+  }
+
+  private queue(load: () => Promise<void>): Promise<void> {
+    const run = this.reloading.then(load);
     this.reloading = run.catch(() => {});
     return run;
   }
 
-  private async load(): Promise<void> {
-    let keys: KeyRecord[] = [];
-    try {
-      const parsed = JSON.parse(await readFile(this.path, 'utf8')) as { keys?: KeyRecord[] };
-      keys = Array.isArray(parsed.keys) ? parsed.keys : [];
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
-        // A half-written or corrupt file: keep the previous index rather than locking everyone out.
-        return;
-      }
-    }
-    const next = new Map<string, KeyRecord>();
-    for (const k of keys) if (k && typeof k.hash === 'string') next.set(k.hash, withValidLimits(k));
-    this.byHash = next;
-  }
-
-  /** Watches the state directory so a `keys revoke` made while we run applies at once. */
+  /** Follows the store, so a key created, changed or revoked elsewhere applies here at once. */
   watch(): void {
-    this.watcher = watchStateFile(this.dir, FILES.keys, () => { void this.reload(); }, 10);
+    this.watcher = this.store.watch((id) => { void (id === undefined ? this.reload() : this.reloadKey(id)); });
   }
 
   close(): void {

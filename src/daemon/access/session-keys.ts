@@ -2,9 +2,10 @@
 // keychain: the CLI asks for one, renews its lease while it runs and ends it when it exits; a CLI
 // that is killed stops renewing, and its key expires by itself within one lease.
 //
-// They live in keys.json like any key (marked `session`), so they survive a daemon restart, show in
-// `keys list` and can be revoked there, and the per-request check of revocation and expiry stays the
-// one in auth.ts. Their plaintext is only ever in the answer to their creation.
+// They live in the daemon's key store like any key (marked `session`: keys.json, or the team's shared
+// store), so they survive a daemon restart, show in `keys list` and can be revoked there, and the
+// per-request check of revocation and expiry stays the one in auth.ts. Their plaintext is only ever
+// in the answer to their creation.
 //
 //   POST   /admin/session-keys {purpose: "chat"|"run"}  → 201 {id, name, key, expiresAt, leaseMs}
 //   POST   /admin/session-keys/{id}/renew                → 200 {id, expiresAt}; 404 once ended or revoked
@@ -13,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DaemonContext } from '../context.js';
 import { GatewayError } from '../http/errors.js';
 import { readBody } from '../http/http-util.js';
-import { KeyStore } from '../store/keys.js';
+import { KeyStoreUnavailable } from '../store/key-records.js';
 
 export const SESSION_KEYS_PATH = '/admin/session-keys';
 /** How long a session key lives without a renewal (the default); the CLI renews every third of it. */
@@ -37,14 +38,23 @@ async function purposeOf(req: IncomingMessage): Promise<string> {
 
 /** Handles `rest`, the path after /admin/session-keys; the caller has checked the admin token. */
 export async function handleSessionKeys(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rest: string, leaseMs = SESSION_LEASE_MS, now = Date.now()): Promise<void> {
-  const store = new KeyStore(ctx.keys.dir);
+  try {
+    await sessionKeyRoute(ctx, req, res, rest, leaseMs, now);
+  } catch (e) {
+    if (e instanceof KeyStoreUnavailable) throw new GatewayError('store_unavailable', `cannot change session keys now: ${e.message}`);
+    throw e;
+  }
+}
+
+async function sessionKeyRoute(ctx: DaemonContext, req: IncomingMessage, res: ServerResponse, rest: string, leaseMs: number, now: number): Promise<void> {
+  const store = ctx.keys.store;
   const [, id, action, ...extra] = rest.split('/'); // '' | '/{id}' | '/{id}/renew'
   const expect = (method: string) => {
     if (req.method !== method) throw new GatewayError('method_not_allowed', `use ${method} for ${SESSION_KEYS_PATH}${rest}`);
   };
   if (id === undefined) {
     expect('POST');
-    const { key, record } = store.createSession(await purposeOf(req), leaseMs, new Date(now));
+    const { key, record } = await store.createSession(await purposeOf(req), leaseMs, new Date(now));
     await ctx.keys.reload();
     return json(res, 201, { id: record.id, name: record.name, key, expiresAt: record.expiresAt, leaseMs });
   }
@@ -53,13 +63,13 @@ export async function handleSessionKeys(ctx: DaemonContext, req: IncomingMessage
   }
   if (action === 'renew') {
     expect('POST');
-    const record = store.renewSession(id, new Date(now + leaseMs));
+    const record = await store.renewSession(id, new Date(now + leaseMs));
     if (!record) throw new GatewayError('not_found', `no session key "${id}" (it ended or was revoked)`);
-    await ctx.keys.reload();
+    await ctx.keys.reloadKey(id);
     return json(res, 200, { id, expiresAt: record.expiresAt });
   }
   expect('DELETE');
-  const ended = store.removeSession(id);
-  if (ended) await ctx.keys.reload();
+  const ended = await store.removeSession(id);
+  if (ended) await ctx.keys.reloadKey(id);
   json(res, 200, { ended });
 }

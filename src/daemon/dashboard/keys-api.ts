@@ -1,13 +1,15 @@
-// Proxy keys for the dashboard and `/admin/keys`: the same KeyStore the CLI uses, then an
-// immediate reload of the daemon's key index so a new key works, a revoked one fails and new
-// limits hold, at once. A key's secret leaves this module exactly once, in the answer to its creation.
+// Proxy keys for the dashboard and `/admin/keys`: the daemon's key store (keys.json, or the team's
+// shared store, which tells every other daemon), then an immediate reload of this daemon's key index
+// so a new key works, a revoked one fails and new limits hold, at once. A key's secret leaves this
+// module exactly once, in the answer to its creation.
 import { join } from 'node:path';
 import { LimitInputError, type KeyLimits, type LimitsPatch } from '../limits/limits.js';
 import { isEmptyPatch, LIMIT_FIELDS, limitsPatchOf, patchedLimits } from '../limits/limits-input.js';
 import { standingView, type StandingView } from '../limits/standing-view.js';
 import type { Standing } from '../limits/store.js';
 import { readJsonSync } from '../store/atomic.js';
-import { ADMIN_KEY_HAS_NO_LIMITS, KeyStore, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../store/keys.js';
+import { ADMIN_KEY_HAS_NO_LIMITS, keyStatus, parseExpiry, type KeyRecord, type KeyStatus } from '../store/keys.js';
+import { KeyStoreUnavailable, type KeyRecords } from '../store/key-records.js';
 import { FILES } from '../store/paths.js';
 import { ApiError } from './http.js';
 
@@ -31,8 +33,11 @@ export interface KeyView {
 }
 
 export interface KeyDeps {
+  /** The state directory (this daemon's last-used times). */
   dir: string;
-  /** Makes the running daemon see keys.json as it is now. */
+  /** The daemon's key store. */
+  store: () => KeyRecords;
+  /** Makes the running daemon see the key store as it is now. */
   reloadKeys: () => Promise<void>;
   /** Last use seen by this daemon run (ms), when any. */
   lastUsed?: (keyId: string) => number | undefined;
@@ -68,13 +73,23 @@ function lastUsedFile(dir: string): Record<string, string> {
 export async function listKeys(deps: KeyDeps, now = Date.now()): Promise<KeyView[]> {
   const file = lastUsedFile(deps.dir);
   const order: Record<KeyStatus, number> = { active: 0, expired: 1, revoked: 2 };
-  const views = await Promise.all(new KeyStore(deps.dir).list().map(async (k) => {
+  const views = await Promise.all((await stored(() => deps.store().list())).map(async (k) => {
     const fromFile = file[k.id] ? Date.parse(file[k.id]!) : NaN;
     const seen = deps.lastUsed?.(k.id);
     const best = Math.max(Number.isNaN(fromFile) ? -Infinity : fromFile, seen ?? -Infinity);
     return view(k, Number.isFinite(best) ? new Date(best).toISOString() : null, now, await standingOf(deps, k));
   }));
   return views.sort((a, b) => order[a.status] - order[b.status] || b.createdAt.localeCompare(a.createdAt));
+}
+
+/** A key store that cannot be reached now (team mode's database) is a 503 saying so; anything else as it is. */
+async function stored<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (e instanceof KeyStoreUnavailable) throw new ApiError(503, 'store_unavailable', e.message);
+    throw e;
+  }
 }
 
 /** A limit value that cannot be used: 400 naming the field, as `{"error": {…, "field": "rpm"}}`. */
@@ -121,11 +136,12 @@ export async function createKey(deps: KeyDeps, body: Record<string, unknown>, no
   if (body.admin === true && (models || limits)) throw new ApiError(400, 'invalid_request', ADMIN_KEY_HAS_NO_LIMITS);
   let created: { key: string; record: KeyRecord };
   try {
-    const store = new KeyStore(deps.dir);
+    const store = deps.store();
     created = body.admin === true
-      ? store.createAdmin({ name, expiresAt }, new Date(now))
-      : store.create({ name, expiresAt, models, ...(limits ? { limits } : {}) }, new Date(now));
+      ? await store.createAdmin({ name, expiresAt }, new Date(now))
+      : await store.create({ name, expiresAt, models, ...(limits ? { limits } : {}) }, new Date(now));
   } catch (e) {
+    if (e instanceof KeyStoreUnavailable) throw new ApiError(503, 'store_unavailable', e.message);
     const msg = (e as Error).message;
     throw new ApiError(/already exists/.test(msg) ? 409 : 400, /already exists/.test(msg) ? 'name_taken' : 'invalid_request', msg.replace('--name', 'name'));
   }
@@ -143,21 +159,21 @@ export async function setKeyLimits(deps: KeyDeps, id: string, body: Record<strin
   if (unknown.length > 0) throw new ApiError(400, 'invalid_request', `only a key's limits can be changed here (${LIMIT_FIELDS.join(', ')}), not "${unknown[0]}"`, unknown[0]);
   const patch = limitsPatch(body);
   if (isEmptyPatch(patch)) throw new ApiError(400, 'invalid_request', `nothing to change: send one or more of ${LIMIT_FIELDS.join(', ')} (null removes a limit)`);
-  const store = new KeyStore(deps.dir);
-  const target = store.list().find((k) => k.id === id);
+  const store = deps.store();
+  const target = await stored(() => store.get(id));
   if (!target) throw new ApiError(404, 'key_not_found', `no key with id "${id}"`);
   if (target.admin) throw new ApiError(400, 'invalid_request', ADMIN_KEY_HAS_NO_LIMITS);
   checkedLimits(target.limits, patch);
-  const rec = store.setLimits(target.id, patch);
+  const rec = await stored(() => store.setLimits(target.id, patch));
   await deps.reloadKeys();
   return view(rec, null, now, await standingOf(deps, rec));
 }
 
 export async function revokeKey(deps: KeyDeps, id: string, now = Date.now()): Promise<KeyView> {
-  const store = new KeyStore(deps.dir);
-  const target = store.list().find((k) => k.id === id);
+  const store = deps.store();
+  const target = await stored(() => store.get(id));
   if (!target) throw new ApiError(404, 'key_not_found', `no key with id "${id}"`);
-  const rec = target.revokedAt ? target : store.revoke(target.id, new Date(now));
+  const rec = target.revokedAt ? target : await stored(() => store.revoke(target.id, new Date(now)));
   await deps.reloadKeys();
   return view(rec, null, now);
 }

@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   budget_exceeded: { status: 429, openai: 'insufficient_quota', anthropic: 'billing_error', google: 'RESOURCE_EXHAUSTED', openaiCode: 'insufficient_quota' },
   // Limits are set on the key but their store cannot be opened: refused rather than served unlimited.
   limits_unavailable: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
+  // Team mode: a change to the keys (a session key of chat or run) while the shared store cannot be reached.
+  store_unavailable: { status: 503, openai: 'server_error', anthropic: 'api_error', google: 'UNAVAILABLE' },
   // GET /v1/models/{id} for an id no alias or provider list knows: OpenAI's 404 `model_not_found`.
   unknown_model: { status: 404, openai: 'invalid_request_error', anthropic: 'not_found_error', google: 'NOT_FOUND', openaiCode: 'model_not_found' },
   // A previous_response_id the gateway's store does not hold (OpenAI answers the same).

@@ -80,6 +80,79 @@ export function maskKey(key: string): string {
   return prefix ? `${prefix}…${key.slice(-4)}` : `…${key.slice(-4)}`;
 }
 
+/** A proxy key as `keys create` makes it. */
+export interface ProxyKeyOptions { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits }
+/** An admin key: a name and an expiry, no models or limits (it is never a door's key). */
+export interface AdminKeyOptions { name?: string; expiresAt?: Date | null }
+/** A key just made: its plaintext (shown once, never stored) and its record. */
+export interface CreatedKey { key: string; record: KeyRecord }
+
+export function adminKeyOptions(opts: AdminKeyOptions): NewKeyOptions {
+  return { ...opts, admin: true, namePrefix: 'admin-' };
+}
+
+/** What a new key is made of; `namePrefix` starts the generated name when none is given. */
+export interface NewKeyOptions {
+  name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits; session?: boolean; admin?: boolean; namePrefix?: string;
+}
+
+/**
+ * A new key and its record (nothing stored yet): 256 random bits after its prefix, an 8-hex id, and
+ * the name given or `<namePrefix><id>`, checked. Every key store makes its keys here.
+ */
+export function mintKey(opts: NewKeyOptions, now: Date): CreatedKey {
+  const id = randomBytes(4).toString('hex');
+  const name = opts.name ?? `${opts.namePrefix ?? 'key-'}${id}`;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
+  const key = (opts.admin ? ADMIN_KEY_PREFIX : PROXY_KEY_PREFIX) + randomBytes(32).toString('base64url'); // 256 bits
+  const record: KeyRecord = {
+    id, name, hash: hashKey(key), createdAt: now.toISOString(),
+    expiresAt: opts.expiresAt ? opts.expiresAt.toISOString() : null,
+    models: opts.models && opts.models.length > 0 ? opts.models : null,
+    revokedAt: null,
+    ...(opts.session ? { session: true as const } : {}),
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.admin ? { admin: true as const } : {}),
+  };
+  return { key, record };
+}
+
+/** Throws when one of `keys` is an active key named `name` (a name is reused only once its key is gone). */
+export function assertNameFree(keys: readonly KeyRecord[], name: string): void {
+  if (keys.some((k) => k.name === name && keyStatus(k) === 'active')) throw new Error(`an active key named "${name}" already exists; revoke it or pick another --name`);
+}
+
+/** One key by id or name: the id first, then an active key of that name, then any of that name. */
+export function findKey(keys: readonly KeyRecord[], idOrName: string): KeyRecord | undefined {
+  return keys.find((k) => k.id === idOrName)
+    ?? keys.find((k) => k.name === idOrName && keyStatus(k) === 'active')
+    ?? keys.find((k) => k.name === idOrName);
+}
+
+export function noSuchKey(idOrName: string): Error {
+  return new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+}
+
+/** `rec` with a limits patch applied (a value sets, null removes, absent keeps); an admin key takes none. */
+export function withLimitsPatch(rec: KeyRecord, patch: LimitsPatch): KeyRecord {
+  if (rec.admin) throw new Error(ADMIN_KEY_HAS_NO_LIMITS);
+  const limits = applyLimitsPatch(rec.limits, patch);
+  const updated: KeyRecord = { ...rec };
+  if (limits) updated.limits = limits;
+  else delete updated.limits;
+  return updated;
+}
+
+/** A session key `<purpose>.<id>` that expires `leaseMs` from `now` unless renewed. */
+export function sessionKeyOptions(purpose: string, leaseMs: number, now: Date): NewKeyOptions {
+  return { namePrefix: `${purpose}.`, expiresAt: new Date(now.getTime() + leaseMs), session: true };
+}
+
+/** A session key whose holder is long gone: revoked, or expired over a lease ago. It is dropped when the next one is made. */
+export function staleSession(k: KeyRecord, leaseMs: number, now: Date): boolean {
+  return k.session === true && (k.revokedAt !== null || (k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime() - leaseMs));
+}
+
 export class KeyStore {
   readonly path: string;
   constructor(dir: string) { this.path = join(dir, FILES.keys); }
@@ -93,54 +166,37 @@ export class KeyStore {
     writePrivateFileSync(this.path, JSON.stringify({ version: 1, keys } satisfies KeyFile, null, 2) + '\n');
   }
 
-  create(opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits } = {}, now = new Date()): { key: string; record: KeyRecord } {
+  create(opts: ProxyKeyOptions = {}, now = new Date()): CreatedKey {
     return this.add(this.list(), opts, now);
   }
 
   /** An admin key: a name and an expiry, no models or limits (it is never a door's key). */
-  createAdmin(opts: { name?: string; expiresAt?: Date | null } = {}, now = new Date()): { key: string; record: KeyRecord } {
-    return this.add(this.list(), { ...opts, admin: true, namePrefix: 'admin-' }, now);
+  createAdmin(opts: AdminKeyOptions = {}, now = new Date()): CreatedKey {
+    return this.add(this.list(), adminKeyOptions(opts), now);
   }
 
   /** Changes a key's limits (a value sets, null removes, absent keeps); returns the record as saved. */
   setLimits(idOrName: string, patch: LimitsPatch): KeyRecord {
     const target = this.find(idOrName);
-    if (!target) throw new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
-    if (target.admin) throw new Error(ADMIN_KEY_HAS_NO_LIMITS);
-    const limits = applyLimitsPatch(target.limits, patch);
-    const updated: KeyRecord = { ...target };
-    if (limits) updated.limits = limits;
-    else delete updated.limits;
+    if (!target) throw noSuchKey(idOrName);
+    const updated = withLimitsPatch(target, patch);
     this.save(this.list().map((k) => (k.id === target.id ? updated : k)));
     return updated;
   }
 
-  private add(keys: KeyRecord[], opts: { name?: string; expiresAt?: Date | null; models?: string[] | null; limits?: KeyLimits; session?: boolean; admin?: boolean; namePrefix?: string }, now: Date): { key: string; record: KeyRecord } {
-    const id = randomBytes(4).toString('hex');
-    const name = opts.name ?? `${opts.namePrefix ?? 'key-'}${id}`;
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new Error(`key name "${name}" must be 1-64 letters, digits, '.', '_' or '-'`);
-    if (keys.some((k) => k.name === name && keyStatus(k) === 'active')) throw new Error(`an active key named "${name}" already exists; revoke it or pick another --name`);
-    const key = (opts.admin ? ADMIN_KEY_PREFIX : PROXY_KEY_PREFIX) + randomBytes(32).toString('base64url'); // 256 bits
-    const record: KeyRecord = {
-      id, name, hash: hashKey(key), createdAt: now.toISOString(),
-      expiresAt: opts.expiresAt ? opts.expiresAt.toISOString() : null,
-      models: opts.models && opts.models.length > 0 ? opts.models : null,
-      revokedAt: null,
-      ...(opts.session ? { session: true as const } : {}),
-      ...(opts.limits ? { limits: opts.limits } : {}),
-      ...(opts.admin ? { admin: true as const } : {}),
-    };
-    this.save([...keys, record]);
-    return { key, record };
+  private add(keys: KeyRecord[], opts: NewKeyOptions, now: Date): CreatedKey {
+    const created = mintKey(opts, now);
+    assertNameFree(keys, created.record.name);
+    this.save([...keys, created.record]);
+    return created;
   }
 
   /**
    * A session key named `<purpose>.<id>` that expires `leaseMs` from now unless renewed. Session
    * keys whose holder is long gone (revoked, or expired over a lease ago) are dropped meanwhile.
    */
-  createSession(purpose: string, leaseMs: number, now = new Date()): { key: string; record: KeyRecord } {
-    const stale = (k: KeyRecord) => k.session === true && (k.revokedAt !== null || (k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime() - leaseMs));
-    return this.add(this.list().filter((k) => !stale(k)), { namePrefix: `${purpose}.`, expiresAt: new Date(now.getTime() + leaseMs), session: true }, now);
+  createSession(purpose: string, leaseMs: number, now = new Date()): CreatedKey {
+    return this.add(this.list().filter((k) => !staleSession(k, leaseMs, now)), sessionKeyOptions(purpose, leaseMs, now), now);
   }
 
   /** Moves a session key's expiry to `until` (also when it has just expired); undefined when it is gone or revoked. */
@@ -164,15 +220,12 @@ export class KeyStore {
 
   /** Finds one key by id or name (an active one wins when a name was reused). */
   find(idOrName: string): KeyRecord | undefined {
-    const keys = this.list();
-    return keys.find((k) => k.id === idOrName)
-      ?? keys.find((k) => k.name === idOrName && keyStatus(k) === 'active')
-      ?? keys.find((k) => k.name === idOrName);
+    return findKey(this.list(), idOrName);
   }
 
   revoke(idOrName: string, now = new Date()): KeyRecord {
     const target = this.find(idOrName);
-    if (!target) throw new Error(`no key with id or name "${idOrName}" (see: gateway keys list)`);
+    if (!target) throw noSuchKey(idOrName);
     if (target.revokedAt) return target;
     const keys = this.list().map((k) => (k.id === target.id ? { ...k, revokedAt: now.toISOString() } : k));
     this.save(keys);

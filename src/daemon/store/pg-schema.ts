@@ -105,6 +105,28 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 2,
+    description: 'keys: proxy, admin and session keys, one row each, stored by their hash',
+    sql: `
+      -- One row per key record (store/pg-keys.ts). The key itself is never stored: 'hash' is the
+      -- hex SHA-256 of the whole key, and the check refuses anything else in that column.
+      CREATE TABLE keys (
+        id text PRIMARY KEY,
+        -- the order keys were made in (keys.json's order): several can share a created_at
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE CHECK (hash ~ '^[0-9a-f]{64}$'),
+        kind text NOT NULL DEFAULT 'proxy' CHECK (kind IN ('proxy', 'admin', 'session')),
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz,
+        revoked_at timestamptz,
+        models jsonb,
+        limits jsonb
+      );
+      CREATE INDEX keys_name ON keys (name);
+    `,
+  },
+  {
     version: 3,
     description: 'the team\'s usage history: one row per request, pushed by the daemon that served it, read by every daemon in commit order',
     sql: `

@@ -89,7 +89,7 @@ export async function runChat(opts: ChatOptions): Promise<void> {
 
 async function chat(opts: ChatOptions, daemonUrl: string, key: string, once: string | undefined): Promise<void> {
   // Found again for each request, so a chat outlives a daemon restart on another port (the key
-  // is in keys.json, so the new daemon knows it).
+  // is in the daemon's key store, so the new daemon knows it).
   const client = createChatClient(() => clientUrl(findDaemon(opts.dir)?.url ?? daemonUrl), key, () => fetcherFor(localTrust(findDaemon(opts.dir) ?? { url: daemonUrl })));
   const model = await pickModel(opts.dir, client, opts.model);
   if (once !== undefined) return answerOnce(client, model, opts.system, once, opts.dir);
