@@ -5,11 +5,7 @@
 // proxy key gets a 404 everywhere, and a deletion on one is seen by all. With the database
 // stopped, new answers are still served and a chain only the database holds is a 503 in OpenAI's
 // shape; once it is back, what was answered meanwhile is on every daemon.
-//
-// Until keys live in the shared store, keys are per state directory: the keys are made on A with
-// the CLI and the same keys.json is copied into B's and C's state directories before they start.
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The keys are made with the CLI on the shared store itself (GATEWAY_STORE_URL, before any daemon runs).
 import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,13 +44,12 @@ beforeAll(async () => {
   };
   const a = homes[0]!;
   const made = async (name: string) => {
-    const r = await cli(a.dir, ['keys', 'create', '--name', name]);
+    const r = await cli(a.dir, ['keys', 'create', '--name', name], { GATEWAY_STORE_URL: storeUrl });
     expect(r.code, r.stderr).toBe(0);
     return r.stdout.trim();
   };
   key = await made('team');
   otherKey = await made('other');
-  for (const h of homes.slice(1)) copyFileSync(join(a.dir, 'keys.json'), join(h.dir, 'keys.json'));
   for (const h of homes) {
     const r = await cli(h.dir, ['start', '--port', '0', '--store', storeUrl], { GATEWAY_DAEMON_ID: h.name });
     const m = /gateway running at (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/.exec(r.stdout);
