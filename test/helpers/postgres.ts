@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { closedPort } from './ports.js';
 
 export interface TestPostgres {
@@ -17,6 +18,8 @@ export interface TestPostgres {
   /** The password of user `gw` (in `url`). */
   password: string;
   port: number;
+  /** Creates database `name` (letters, digits, _) and returns its URL. */
+  database(name: string): Promise<string>;
   /** Stops the server (fast shutdown), keeping its data: `start` brings it back on the same port. */
   stop(): void;
   start(): void;
@@ -55,8 +58,16 @@ export async function startPostgres(): Promise<TestPostgres> {
   const start = () => { run('pg_ctl', ['-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', join(dir, 'log'), '-w', 'start']); };
   const stop = () => { run('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', '-w', 'stop']); };
   start();
+  const url = `postgres://gw:${password}@127.0.0.1:${port}/postgres`;
   return {
-    url: `postgres://gw:${password}@127.0.0.1:${port}/postgres`, password, port, start, stop,
+    url, password, port, start, stop,
+    async database(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try { await admin.query(`CREATE DATABASE ${name}`); } finally { await admin.end(); }
+      return url.replace(/\/postgres$/, `/${name}`);
+    },
     destroy() {
       try { stop(); } catch { /* already stopped */ }
       rmSync(dir, { recursive: true, force: true });
