@@ -277,6 +277,8 @@ export function describeStoreError(e: unknown, store: StoreUrl): string {
     case '28P01': case '28000': why = `it refused the credentials (${err.message})`; break;
     case '3D000': why = `${err.message}; create it first (createdb)`; break;
     case '42501': why = `permission denied: the user cannot create the gateway's tables (${err.message})`; break;
+    case '57P01': case '57P02': why = `the server shut down (${err.message})`; break;
+    case '57P03': why = `the server does not take connections now (${err.message})`; break;
     default: why = /timeout/i.test(err.message ?? '') ? 'the connection timed out' : (err.message ?? String(e));
   }
   return redact(`${where}: ${why}`, store);
