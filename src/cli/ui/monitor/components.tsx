@@ -93,7 +93,7 @@ export function StatusHeader({ state, layout, theme }: { state: MonitorState; la
         {flags ? <Text color={theme.warn} bold inverse={!theme.color && Boolean(state.paused)}>{`  ${flags}`}</Text> : null}
       </Text>
       {state.store && !state.store.connected && state.conn.state === 'connected'
-        ? <Text wrap="truncate" color={theme.warn} bold>{fit(`▲ ${storeHealthText(state.store)} (${state.store.display}); limits on this daemon's share`, layout.width)}</Text>
+        ? <Text wrap="truncate" color={theme.warn} bold>{fit(`▲ ${storeHealthText(state.store)} · limits on this daemon's share`, layout.width)}</Text>
         : null}
       <Text wrap="truncate">
         {parts.map((p, i) => (
