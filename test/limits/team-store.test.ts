@@ -147,6 +147,28 @@ it('a store that does not answer costs a reservation no more than the wait: it i
   expect(rows.map((r) => [r.request_id, r.settled, Number(r.tokens)]).sort()).toEqual([before, unanswered, local].map((c) => [c.requestId, true, 7]).sort());
 }, 60_000);
 
+it('a reservation refused on the share after the store did not answer holds nothing in the store once it answers', async () => {
+  const url = await postgres.database(`team_${++dbs}`);
+  const proxy = await startStallProxy(postgres.port);
+  cleanups.push(() => proxy.close());
+  const d = await daemon(url.replace(`:${postgres.port}/`, `:${proxy.port}/`), { waitMs: 300 });
+  const limits: KeyLimits = { budget: { usd: 1, period: 'day' } };
+  // The store last said the whole dollar was held; it was settled at nothing since.
+  const first = claim('k', { usd: 1 });
+  expect(await d.limits.reserve(limits, first)).toEqual({ ok: true });
+  await d.limits.settle(first, { tokens: 0, usd: 0 });
+
+  proxy.freeze();
+  // Sent, unanswered: this daemon's share of what it knew was left is nothing, so it refuses; the store would have admitted it.
+  expect(await d.limits.reserve(limits, claim('k', { usd: 0.5 }))).toMatchObject({ ok: false, limit: 'budget', share: { max: 0, daemons: 1 } });
+  expect(await d.limits.report()).toEqual({ unreconciled: 1 });
+  proxy.thaw();
+  await until('the store back and written back to', async () => d.shared.status().connected && (await d.limits.report()).unreconciled === 0);
+
+  expect((await d.limits.standing('k', limits, Date.now())).budget).toMatchObject({ spent: 0, held: 0, left: 1 });
+  expect(await d.limits.reserve(limits, claim('k', { usd: 1 }))).toEqual({ ok: true });
+}, 60_000);
+
 it('what a daemon settled during an outage survives its crash: the outbox is written back when it starts again', async () => {
   const url = await postgres.database(`team_${++dbs}`);
   const dir = mkdtempSync(join(tmpdir(), 'team-limits-'));

@@ -80,6 +80,21 @@ export class PgLimitStore implements LimitStore {
   }
 
   /**
+   * Voids the claims of requests whose reservation may have reached the store while it did not
+   * answer, and which nothing will settle (the daemon refused them): each becomes a claim outside
+   * every window, period and hold (admitted at 0, expired at 0). A reservation arriving later
+   * finds its request id taken and is rolled back; one already made is voided the same way.
+   */
+  async release(claims: ReadonlyArray<{ requestId: string; keyId: string }>): Promise<void> {
+    if (claims.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at) SELECT r, k, 0, 0, 0, 0 FROM unnest($1::text[], $2::text[]) AS v(r, k)
+         ON CONFLICT (request_id) DO UPDATE SET at = 0, expires_at = 0 WHERE NOT limit_claims.settled`,
+      [claims.map((c) => c.requestId), claims.map((c) => c.keyId)],
+    );
+  }
+
+  /**
    * Drops the claims admitted more than LEDGER_DAYS before `now` (longer than a month, the longest
    * calendar period; the minute windows need far less), folding settled spend into its key's total.
    * Returns how many went.

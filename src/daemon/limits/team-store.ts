@@ -79,6 +79,11 @@ export class TeamLimitStore implements LimitStore {
   private readonly locals = new Set<SqliteLimitStore>();
   /** The local store holding each claim reserved locally, by request id. */
   private readonly localClaims = new Map<string, SqliteLimitStore>();
+  /**
+   * Requests whose reservation may have reached the store unanswered and that nothing here will
+   * settle (refused on the share, or for failing closed), with their keys: voided once it answers.
+   */
+  private readonly releases = new Map<string, string>();
   /** Each key's budget as the store last stated it to this daemon. */
   private readonly budgets = new Map<string, BudgetSeen>();
   /** The outbox has been written back since the store was last lost: reservations go to PostgreSQL. */
@@ -117,16 +122,25 @@ export class TeamLimitStore implements LimitStore {
     // Back from an outage: the shared counters first get what was settled meanwhile.
     if (shared.status().connected && !this.reconciled && !limits.failClosed) await bounded(this.writeBack(), this.waitMs, 'the write-back').catch(() => {});
     // A key that fails closed served nothing locally, so its shared counters are whole at once.
+    let sent = false;
     if (shared.status().connected && (this.reconciled || limits.failClosed)) {
       try {
         return await bounded(this.pg.reserve(limits, claim), this.waitMs, 'a limit reservation');
       } catch (e) {
         if (!unreachable(e)) throw e;
         if (e instanceof NoAnswer) shared.failed(e); // a connection failure was counted by the query
+        sent = true;
       }
     }
-    if (limits.failClosed) throw new StoreUnreachable(shared.display, shared.status().downSince);
-    return this.reserveLocally(limits, claim);
+    // Sent without an answer, it may hold a claim in the store: one this daemon then settles is
+    // written back by request id; one it refuses is dropped when the store answers again.
+    if (limits.failClosed) {
+      if (sent) this.releases.set(claim.requestId, claim.keyId);
+      throw new StoreUnreachable(shared.display, shared.status().downSince);
+    }
+    const v = await this.reserveLocally(limits, claim);
+    if (!v.ok && sent) this.releases.set(claim.requestId, claim.keyId);
+    return v;
   }
 
   async settle(claim: Claim, used: Used): Promise<void> {
@@ -156,12 +170,12 @@ export class TeamLimitStore implements LimitStore {
     return bounded(this.pg.standing(keyId, limits, now), this.waitMs, 'a standing');
   }
 
-  /** Settlements not yet written back to the store. */
+  /** Settlements (and claims to drop) not yet written back to the store. */
   async report(): Promise<TeamLimitsReport> {
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
     const row = db.prepare('SELECT COUNT(*) AS n FROM limit_spend').get() as { n: number };
-    return { unreconciled: Number(row.n) };
+    return { unreconciled: Number(row.n) + this.releases.size };
   }
 
   /** Drops the claims no window or period needs any more (pg-store.ts prune); at most hourly from the sweep. */
@@ -275,6 +289,11 @@ export class TeamLimitStore implements LimitStore {
         if (b && r.at >= b.periodStart) b.spent += r.usd;
       }
       written += rows.length;
+    }
+    if (this.releases.size > 0) {
+      const voided = [...this.releases].map(([requestId, keyId]) => ({ requestId, keyId }));
+      await bounded(this.pg.release(voided), WRITE_WAIT_MS, 'the write-back');
+      for (const c of voided) this.releases.delete(c.requestId);
     }
     if (!this.o.shared.status().connected) return;
     this.reconciled = true;
