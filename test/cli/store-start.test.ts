@@ -13,11 +13,16 @@ import { PG_SCHEMA_VERSION } from '../../src/daemon/store/pg-schema.js';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { closedPort } from '../helpers/ports.js';
+import { startStallProxy, type StallProxy } from '../helpers/stall-proxy.js';
 
 let postgres: TestPostgres;
 let newer: string;
+/** A server that takes the connection and never answers (a partition, a hung host). */
+let silent: StallProxy;
 beforeAll(async () => {
   postgres = await startPostgres();
+  silent = await startStallProxy(postgres.port);
+  silent.freeze();
   newer = await postgres.database('newer');
   const c = new pg.Client({ connectionString: newer });
   await c.connect();
@@ -25,7 +30,10 @@ beforeAll(async () => {
   await c.query("INSERT INTO gateway_schema (version, description) VALUES (99, 'from a later gateway')");
   await c.end();
 }, 120_000);
-afterAll(() => postgres?.destroy());
+afterAll(async () => {
+  await silent?.close();
+  postgres?.destroy();
+});
 
 // Never the user's keychain: a bus that does not exist.
 const ENV = (home: string) => ({ GATEWAY_KEYCHAIN_STORE: 'secret-service', DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, 'no-bus-here')}` });
@@ -59,6 +67,7 @@ describe('a store the daemon cannot use stops the start with one line', () => {
     { name: 'a malformed URL', url: async () => `postgres//gw:${postgres.password}@db.example`, error: () => /^error: the store URL is not a URL; it takes the form postgres:\/\/user:password@host:5432\/database$/ },
     { name: 'another database engine', url: async () => `mysql://gw:${postgres.password}@127.0.0.1/app`, error: () => /^error: the store URL must start with postgres:\/\/ \(got mysql:\/\/…\); only PostgreSQL is supported as a shared store$/ },
     { name: 'an unreachable server', url: async () => `postgres://gw:${postgres.password}@127.0.0.1:${await closedPort()}/postgres`, error: () => /^error: the store at gw@127\.0\.0\.1:\d+\/postgres: connection refused \(is PostgreSQL running there\?\)$/ },
+    { name: 'a server that never answers', url: async () => postgres.url.replace(`:${postgres.port}/`, `:${silent.port}/`), error: () => /^error: the store at gw@127\.0\.0\.1:\d+\/postgres: the connection timed out$/ },
     { name: 'wrong credentials', wrong: 'not-the-Passw0rd', url: async () => postgres.url.replace(postgres.password, 'not-the-Passw0rd'), error: () => new RegExp(`^error: the store at gw@127\\.0\\.0\\.1:${postgres.port}/postgres: it refused the credentials \\(password authentication failed for user "gw"\\)$`) },
     { name: 'a missing database', url: async () => postgres.url.replace(/\/postgres$/, '/nosuchdb'), error: () => /^error: the store at gw@127\.0\.0\.1:\d+\/nosuchdb: database "nosuchdb" does not exist; create it first \(createdb\)$/ },
     { name: 'a database of a newer schema', url: async () => newer, error: () => new RegExp(`^error: the store at gw@127\\.0\\.0\\.1:\\d+/newer: the store has schema version 99, newer than this gateway understands \\(${PG_SCHEMA_VERSION}\\); upgrade model-gateway$`) },
