@@ -14,6 +14,7 @@ import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { closedPort } from '../helpers/ports.js';
 import { startStallProxy, type StallProxy } from '../helpers/stall-proxy.js';
+import { until } from '../helpers/wait.js';
 
 let postgres: TestPostgres;
 let newer: string;
@@ -52,15 +53,6 @@ function everything(r: CliResult, home: string): string {
   return [r.stdout, r.stderr, existsSync(log) ? readFileSync(log, 'utf8') : ''].join('\n');
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('a store the daemon cannot use stops the start with one line', () => {
   const cases: Array<{ name: string; url: () => Promise<string>; error: () => RegExp; wrong?: string }> = [

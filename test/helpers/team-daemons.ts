@@ -9,6 +9,7 @@ import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import type { StoreStatusView } from '../../src/daemon/store/store-health.js';
 import { makeTempHome, runCli, type CliResult } from './cli.js';
 import { startMockProvider, type MockProvider } from './mock-provider.js';
+export { until } from './wait.js';
 
 export interface TeamDaemon {
   dir: string;
@@ -69,12 +70,3 @@ export async function startTeam(opts: { url: string; count: number; keys: Record
   return { daemons, openai, keys, close };
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -15,6 +15,7 @@ import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import { openDatabase } from '../../src/daemon/store/sqlite.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startStallProxy } from '../helpers/stall-proxy.js';
+import { until } from '../helpers/wait.js';
 
 let postgres: TestPostgres;
 beforeAll(async () => { postgres = await startPostgres(); }, 120_000);
@@ -30,15 +31,6 @@ const claim = (keyId: string, over: Partial<Claim> = {}): Claim => {
   return { requestId: `req-${++seq}`, keyId, at, tokens: 100, usd: 0, expiresAt: at + 600_000, ...over };
 };
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** One daemon's side: its shared store and its team limit store, on a state directory of its own (or `dir`). */
 async function daemon(url: string, o: { dir?: string; waitMs?: number } = {}) {
@@ -55,6 +47,13 @@ async function daemon(url: string, o: { dir?: string; waitMs?: number } = {}) {
   };
   cleanups.push(async () => { await close(); if (!o.dir) rmSync(dir, { recursive: true, force: true }); });
   return { shared, limits, lines, dir, close };
+}
+
+/** A daemon that reaches the store through a relay the test can silence (or take away). */
+async function behindRelay(url: string, o: { dir?: string; waitMs?: number } = {}) {
+  const proxy = await startStallProxy(postgres.port);
+  cleanups.push(() => proxy.close());
+  return { proxy, ...(await daemon(url.replace(`:${postgres.port}/`, `:${proxy.port}/`), o)) };
 }
 
 async function query<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
@@ -124,9 +123,8 @@ it('with PostgreSQL stopped, a daemon keeps to its share of each limit (of three
 
 it('a store that does not answer costs a reservation no more than the wait: it is decided on the share, the store counts as down, and once it answers each request is counted once', async () => {
   const url = await postgres.database(`team_${++dbs}`);
-  const proxy = await startStallProxy(postgres.port);
-  cleanups.push(() => proxy.close());
-  const d = await daemon(url.replace(`:${postgres.port}/`, `:${proxy.port}/`), { waitMs: 300 });
+  const d = await behindRelay(url, { waitMs: 300 });
+  const { proxy } = d;
   const limits: KeyLimits = { concurrency: 5 };
 
   const before = claim('k');
@@ -149,9 +147,8 @@ it('a store that does not answer costs a reservation no more than the wait: it i
 
 it('a reservation refused on the share after the store did not answer holds nothing in the store once it answers', async () => {
   const url = await postgres.database(`team_${++dbs}`);
-  const proxy = await startStallProxy(postgres.port);
-  cleanups.push(() => proxy.close());
-  const d = await daemon(url.replace(`:${postgres.port}/`, `:${proxy.port}/`), { waitMs: 300 });
+  const d = await behindRelay(url, { waitMs: 300 });
+  const { proxy } = d;
   const limits: KeyLimits = { budget: { usd: 1, period: 'day' } };
   // The store last said the whole dollar was held; it was settled at nothing since.
   const first = claim('k', { usd: 1 });
@@ -174,9 +171,8 @@ it('what a daemon settled during an outage survives its crash: the outbox is wri
   const dir = mkdtempSync(join(tmpdir(), 'team-limits-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   // This daemon reaches the store through a relay, which goes away for good: an outage the daemon does not outlive.
-  const proxy = await startStallProxy(postgres.port);
-  const first = await daemon(url.replace(`:${postgres.port}/`, `:${proxy.port}/`), { dir });
-  await proxy.close();
+  const first = await behindRelay(url, { dir });
+  await first.proxy.close();
   const limits: KeyLimits = { budget: { usd: 5, period: 'total' } };
   for (const c of [claim('k', { usd: 0.5 }), claim('k', { usd: 0.5 })]) {
     expect(await first.limits.reserve(limits, c)).toEqual({ ok: true });
