@@ -79,7 +79,6 @@ export class SharedStore {
       await migratePg(s.pool);
       await s.listen();
     } catch (e) {
-      await s.listenClient?.end().catch(() => {});
       await s.pool.end().catch(() => {});
       throw new Error(s.describeError(e));
     }
