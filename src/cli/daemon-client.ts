@@ -9,6 +9,7 @@ import { FILES } from '../daemon/store/paths.js';
 import { readJsonSync } from '../daemon/store/atomic.js';
 import { gatewayCmd } from './invocation.js';
 import { fetcherFor, localTrust, networkReason } from './daemon-fetch.js';
+import type { StoreStatusView } from '../daemon/store/store-health.js';
 
 export interface DaemonInfo {
   pid: number;
@@ -36,6 +37,8 @@ export interface DaemonStatus {
   breakers?: Array<{ target: string; until: string }>;
   /** Every key the daemon holds, by provider: label, masked form, state (absent from daemons before pools). */
   keyPools?: Record<string, PoolKeyReport[]>;
+  /** Team mode: the shared store and its health (absent on a laptop). */
+  store?: StoreStatusView;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';

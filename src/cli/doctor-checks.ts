@@ -12,10 +12,11 @@ import { adminRequest, configuredPort, DEFAULT_HOST, findDaemon, healthy, readDa
 import { describeOwner, findPortOwner, portIsFree } from './port-owner.js';
 import { howToGetNode, nodeVersionProblem, requiredRange } from '../../bin/node-check.js';
 import { gatewayCmd } from './invocation.js';
+import { storeHealthText } from '../daemon/store/store-health.js';
 
 export interface Check { id: string; ok: boolean; warning?: boolean; title: string; detail: string; fix?: string }
 
-const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config];
+const SECRET_FILES = [FILES.keys, FILES.keyUsage, FILES.insecureSecrets, FILES.daemon, FILES.adminToken, FILES.config, FILES.store];
 const PROXY_VARS = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy', 'NO_PROXY', 'no_proxy', 'NODE_USE_ENV_PROXY'];
 
 /** The same minimum (package.json engines.node) and message as bin/gateway.js's own check. */
@@ -231,7 +232,45 @@ async function checkCache(dir: string): Promise<Check> {
   return { id: 'cache', ok: true, title: 'prompt caching', detail: `${marks}, session prompt_cache_key ${s.promptCacheKey ? 'on' : 'off'}${own.length > 0 ? `; own settings for ${own.join(', ')}` : ''}` };
 }
 
+/**
+ * Team mode's shared store: as the running daemon sees it (connected, or degraded since when),
+ * else, when a store is set for this state directory, as a connection from here finds it (its
+ * schema version; nothing is created or migrated). Nothing on a laptop without one.
+ */
+export async function checkStore(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const title = 'shared store';
+  const st = (await daemonStatus(dir))?.store;
+  if (st) {
+    return [st.connected
+      ? { id: 'store', ok: true, title, detail: `${st.display} connected; this daemon is ${st.daemonId}, ${st.daemons} daemon${st.daemons === 1 ? '' : 's'} alive${st.unreconciled > 0 ? `; ${st.unreconciled} limit settlements from the outage still being written back` : ''}` }
+      : {
+        id: 'store', ok: false, title,
+        detail: `${st.display} ${storeHealthText(st)}${st.lastError ? ` (${st.lastError})` : ''}: the gateway serves each key on this daemon's share of its limits, refuses keys set to fail closed, and writes back what it settled once the store returns`,
+        fix: `start PostgreSQL at ${st.display} or make it reachable from this machine; the daemon reconnects by itself`,
+      }];
+  }
+  const [{ readConfig }, { cliStoreUrl, parseStoreUrl }] = await Promise.all([import('../daemon/store/config.js'), import('../daemon/store/store-url.js')]);
+  let url: string | undefined;
+  try { url = cliStoreUrl(dir, env, readConfig(dir).storeUrl); } catch { return []; } // config.json's own check says what is wrong with it
+  if (url === undefined) return [];
+  let store;
+  try { store = parseStoreUrl(url); } catch (e) {
+    return [{ id: 'store', ok: false, title, detail: (e as Error).message, fix: 'fix GATEWAY_STORE_URL or store.url in config.json' }];
+  }
+  const [{ inspectStore }, { PG_SCHEMA_VERSION }] = await Promise.all([import('../daemon/store/shared-store.js'), import('../daemon/store/pg-schema.js')]);
+  try {
+    const found = await inspectStore(store);
+    if (found.version > PG_SCHEMA_VERSION) {
+      return [{ id: 'store', ok: false, title, detail: `${store.display} has schema version ${found.version}, newer than this gateway understands (${PG_SCHEMA_VERSION})`, fix: 'upgrade model-gateway' }];
+    }
+    const schema = found.version === 0 ? 'no gateway schema yet (the first daemon started on it creates it)' : `schema version ${found.version}${found.version < PG_SCHEMA_VERSION ? ` (a daemon of this gateway migrates it to ${PG_SCHEMA_VERSION} at start)` : ''}`;
+    return [{ id: 'store', ok: true, title, detail: `${store.display} reachable, ${schema}, ${found.daemons} daemon${found.daemons === 1 ? '' : 's'} alive` }];
+  } catch (e) {
+    return [{ id: 'store', ok: false, title, detail: (e as Error).message, fix: `check that PostgreSQL runs at ${store.display} and takes these credentials` }];
+  }
+}
+
 export async function runChecks(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const [keychain, daemon, added, routing, cache] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env), checkRouting(dir), checkCache(dir)]);
-  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, routing, cache, daemon, checkProxyVars(env)];
+  const [keychain, daemon, added, routing, cache, store] = await Promise.all([checkKeychainAndProviders(dir, env), checkDaemon(dir, env), checkAddedProviders(dir, env), checkRouting(dir), checkCache(dir), checkStore(dir, env)]);
+  return [checkNode(), ...checkStateDir(dir), ...keychain, ...added, routing, cache, daemon, ...store, checkProxyVars(env)];
 }

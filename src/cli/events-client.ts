@@ -9,6 +9,7 @@ import { SseParser } from '../daemon/http/sse.js';
 import { FILES } from '../daemon/store/paths.js';
 import { clientUrl, findDaemon, type DaemonInfo } from './daemon-client.js';
 import { fetcherFor, localTrust } from './daemon-fetch.js';
+import type { StoreStatusView } from '../daemon/store/store-health.js';
 
 export type ConnectionStatus =
   | { state: 'connecting'; url?: string }
@@ -26,6 +27,8 @@ export interface SubscribeOptions {
   dir: string;
   onEvent(event: GatewayEvent): void;
   onStatus(status: ConnectionStatus): void;
+  /** Team mode: the daemon's shared store, on connecting and whenever its health changes. */
+  onStore?(store: StoreStatusView): void;
   /** First retry delay; doubles up to maxBackoffMs, and resets after a connection that worked. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
@@ -45,6 +48,16 @@ export function parseEvent(data: string): GatewayEvent | undefined {
   const o = v as { type?: unknown; id?: unknown; time?: unknown };
   if (typeof o.type !== 'string' || !EVENT_TYPES.has(o.type) || typeof o.id !== 'string' || typeof o.time !== 'number') return undefined;
   return v as GatewayEvent;
+}
+
+/** A `store` event's payload, or undefined for anything that does not look like one. */
+function parseStore(data: string): StoreStatusView | undefined {
+  try {
+    const v = JSON.parse(data) as Partial<StoreStatusView> | null;
+    return v && typeof v.display === 'string' && typeof v.connected === 'boolean' ? (v as StoreStatusView) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readToken(dir: string): string | undefined {
@@ -85,6 +98,11 @@ export function subscribeEvents(opts: SubscribeOptions): EventsSubscription {
       for await (const chunk of res.body) {
         arm();
         for (const ev of parser.push(chunk)) {
+          if (ev.event === 'store') {
+            const store = parseStore(ev.data);
+            if (store) opts.onStore?.(store);
+            continue;
+          }
           const parsed = parseEvent(ev.data);
           if (parsed) opts.onEvent(parsed);
         }

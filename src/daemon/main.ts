@@ -208,6 +208,8 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     if (line) log(line);
   });
 
+  // Alive in the team from now; a daemon on port 0 is named by the port it got (`<hostname>:0` would be every such daemon's).
+  await shared?.startHeartbeat(opts.port === 0 && !process.env.GATEWAY_DAEMON_ID?.trim() ? daemonIdOf(process.env, daemon.port) : undefined);
   const info: DaemonFile = {
     pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString(),
     ...(tls ? { tlsCert: tls.certFile } : {}), ...(opts.behindProxy?.length ? { behindProxy: opts.behindProxy } : {}),

@@ -35,7 +35,7 @@ import { parseResponsesSettings, SqliteResponseStore } from './store/responses.j
 import { PgResponseStore } from './store/pg-responses.js';
 import { DEFAULT_TIMEOUTS, Upstreams, type UpstreamTimeouts } from './relay/upstream.js';
 import { Limiter, LONGEST_ANSWER_MS } from './limits/limiter.js';
-import { PgLimitStore } from './limits/pg-store.js';
+import { TeamLimitStore } from './limits/team-store.js';
 import { FileKeyRecords } from './store/key-records.js';
 import { keysRecheckMs, PgKeyRecords } from './store/pg-keys.js';
 import type { SharedStore } from './store/shared-store.js';
@@ -152,6 +152,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   for (const w of responsesConfig.warnings) log(w);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   let shipped: PriceTable | undefined;
+  // Team mode: PostgreSQL while it answers, each daemon's share of every limit while it does not.
+  const teamLimits = opts.shared ? new TeamLimitStore({ shared: opts.shared, stateDir: opts.stateDir, clock, log }) : undefined;
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
     ...(opts.shared ? { shared: opts.shared } : {}),
@@ -161,7 +163,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     upstreams: new Upstreams({ ...opts.origins }, timeouts),
     limits: new Limiter({
       stateDir: opts.stateDir, clock, log,
-      ...(opts.shared ? { open: async () => new PgLimitStore(opts.shared!) } : {}),
+      ...(teamLimits ? { open: async () => teamLimits, report: () => teamLimits.report() } : {}),
       prices: () => settings.prices ?? (shipped ??= buildPriceTable(readShippedPrices()).table),
       // A claim outlives any answer still arriving (the upstream timeouts, then the longest stream); one past them belonged to a request that vanished.
       holdMs: () => timeouts.connectMs + timeouts.headersMs + LONGEST_ANSWER_MS,
@@ -172,6 +174,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };
+  if (teamLimits) ctx.limits.warm();
   const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
   const telemetry = await startTelemetry(ctx, { settings: opts.telemetry ?? TELEMETRY_DEFAULTS, prices: opts.prices, host, adminToken, log });
   let draining = false;
@@ -296,7 +299,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     };
     server.once('error', onError);
     server.listen(opts.port ?? 8080, host, () => { server.off('error', onError); resolve(); });
-  }).catch(async (e: unknown) => { keys.close(); await telemetry.close(); throw e; });
+  }).catch(async (e: unknown) => { keys.close(); await telemetry.close(); await ctx.limits.close(); throw e; });
   const port = (server.address() as AddressInfo).port;
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log(`listening on ${url}${exposure.proxies.length > 0 ? ` behind the reverse proxy at ${exposure.proxies.join(', ')}` : ''}`);

@@ -167,3 +167,53 @@ describe('three daemons on one PostgreSQL store', () => {
     await expect(migratePg(pool)).rejects.toThrow(/newer than this gateway understands/);
   });
 });
+
+describe('PostgreSQL: settlements written back after an outage, and old claims pruned', () => {
+  let store: PgLimitStore;
+  beforeAll(async () => {
+    const pool = new pg.Pool({ connectionString: await freshDatabase(), max: 4 });
+    pools.push(pool);
+    store = new PgLimitStore(pool);
+  });
+
+  it('a write-back counts each request once: an open claim is settled, a missing one added, a repeat or a late settlement changes nothing', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 1, period: 'day' }, rpm: 10 };
+    const open = claim(key, { usd: 0.3 });
+    expect(await store.reserve(limits, open)).toEqual({ ok: true });
+    const rows = [
+      { requestId: open.requestId, keyId: key, at: T0, tokens: 50, usd: 0.1 }, // reserved here, settled while the store was away
+      { requestId: `r${++seq}`, keyId: key, at: T0 + 1000, tokens: 60, usd: 0.2 }, // reserved and settled on a daemon's share
+    ];
+    await store.record(rows);
+    await store.record(rows);
+    await store.settle(open, { tokens: 50, usd: 0.1 });
+    const s = await store.standing(key, limits, T0 + 2000);
+    expect(s.budget!.spent).toBeCloseTo(0.3, 12);
+    expect(s.budget!.held).toBe(0);
+    expect(s.rpm).toEqual({ max: 10, used: 2 });
+    // The next decision counts them: $0.70 is left, and not a cent more.
+    expect(await store.reserve(limits, claim(key, { usd: 0.7, at: T0 + 2000 }))).toEqual({ ok: true });
+    expect(await store.reserve(limits, claim(key, { usd: 0.01, at: T0 + 2000 }))).toMatchObject({ ok: false, limit: 'budget' });
+  });
+
+  it('pruning drops the claims older than any window or period needs, and a total budget still counts their spend', async () => {
+    const key = `k${++seq}`;
+    const total: KeyLimits = { budget: { usd: 10, period: 'total' } };
+    const DAY = 86_400_000;
+    const old = claim(key, { at: T0 - 50 * DAY, expiresAt: T0 - 50 * DAY + 600_000, usd: 1 });
+    const vanished = claim(key, { at: T0 - 45 * DAY, expiresAt: T0 - 45 * DAY + 600_000, usd: 2 }); // its request never settled
+    const recent = claim(key, { usd: 0.5 });
+    for (const c of [old, vanished, recent]) expect(await store.reserve(total, c)).toEqual({ ok: true });
+    await store.settle(old, { tokens: 10, usd: 1 });
+    await store.settle(recent, { tokens: 10, usd: 0.5 });
+
+    expect(await store.prune(T0)).toBe(2);
+    expect(await store.prune(T0)).toBe(0);
+    expect((await store.standing(key, total, T0)).budget).toMatchObject({ spent: 1.5, held: 0 });
+    // Another zone is another period id: its spend is read again from the claims left and what was folded.
+    const rezoned: KeyLimits = { budget: { usd: 1.6, period: 'total' }, tz: 'Europe/Berlin' };
+    expect(await store.reserve(rezoned, claim(key, { usd: 0.2 }))).toMatchObject({ ok: false, limit: 'budget', used: 1.5 });
+    expect(await store.reserve(rezoned, claim(key, { usd: 0.1 }))).toEqual({ ok: true });
+  });
+});

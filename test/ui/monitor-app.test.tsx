@@ -5,6 +5,7 @@ import { render } from 'ink-testing-library';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayEvent } from '../../src/daemon/observe/events.js';
 import type { ConnectionStatus } from '../../src/cli/events-client.js';
+import type { StoreStatusView } from '../../src/daemon/store/store-health.js';
 import { MonitorApp, type EventSource } from '../../src/cli/ui/monitor/app.js';
 import { themeFor } from '../../src/cli/ui/common/theme.js';
 import { gatewayCmd } from '../../src/cli/invocation.js';
@@ -23,6 +24,7 @@ function scripted() {
     source,
     emit: (...evs: GatewayEvent[]) => { for (const e of evs) handlers!.onEvent(e); },
     status: (s: ConnectionStatus) => handlers!.onStatus(s),
+    store: (s: StoreStatusView) => handlers!.onStore(s),
     connect: () => handlers!.onStatus({ state: 'connected', url: 'http://127.0.0.1:8080', pid: 4242, startedAt: '' }),
     /** Whether the monitor still listens to the daemon (it lets go when it exits). */
     subscribed: () => handlers !== undefined,
@@ -54,6 +56,23 @@ function mount(opts: { width?: number; height?: number; noColor?: boolean } = {}
 beforeAll(() => { chalk.level = 1; });
 
 describe('monitor frames', () => {
+  it('team mode: while the daemon\'s shared store is unreachable the header says degraded since when, and the scrollback notes when it went and came back', async () => {
+    const m = mount({ width: 180 });
+    m.connect();
+    const store: StoreStatusView = { display: 'gw@db.example:5432/gateway', daemonId: 'box:8080', connected: true, downSince: null, lastError: null, daemons: 2, unreconciled: 0 };
+    m.store(store);
+    await m.until((f) => f.includes('waiting for requests'), 'connected');
+    expect(m.frame()).not.toContain('degraded');
+    clock = T0 + 1000;
+    m.store({ ...store, connected: false, downSince: '2026-11-27T09:30:12.345Z', lastError: 'the store at gw@db.example:5432/gateway: connection refused (is PostgreSQL running there?)' });
+    const down = await m.until((f) => f.includes('▲ degraded'), 'the degraded header');
+    expect(down).toContain("▲ degraded: store unreachable since 2026-11-27T09:30:12Z · limits on this daemon's share");
+    expect(down).toMatch(/── 10:00:01 store gw@db\.example:5432\/gateway: degraded: store unreachable since 2026-11-27T09:30:12/);
+    m.store({ ...store });
+    const back = await m.until((f) => !f.includes('▲ degraded'), 'the header without it');
+    expect(back).toContain('store gw@db.example:5432/gateway connected again');
+  });
+
   it('start → first byte → progress → finish: a live row with spinner and token counter, then a printed row and totals', async () => {
     const m = mount();
     await m.until((f) => f.includes('connecting to the gateway'), 'connecting');

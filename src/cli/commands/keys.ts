@@ -30,7 +30,10 @@ const LIMIT_FLAGS = [
   ['tz', '<zone>', "the IANA time zone the budget's day, week and month follow (default UTC)"],
 ] as const;
 
-type LimitOpts = { [K in (typeof LIMIT_FLAGS)[number][0]]?: string | false };
+/** Team mode: what the limits do while the shared store is unreachable (a switch, so not in LIMIT_FLAGS). */
+const FAIL_CLOSED_HELP = 'team mode: while the shared store is unreachable, refuse this key\'s requests (503) instead of serving them on this daemon\'s share of its limits';
+
+type LimitOpts = { [K in (typeof LIMIT_FLAGS)[number][0]]?: string | false } & { failClosed?: boolean };
 
 export function registerKeys(program: Command): void {
   const cmd = program.command('keys').description('create, list and revoke the sk-proxy- keys clients use, and admin keys (here, or on the gateway of --url)');
@@ -41,6 +44,7 @@ export function registerKeys(program: Command): void {
     .option('--expires <when>', 'expiry: a duration like 30d, 12h, 45m, 2w, or an ISO date; default never')
     .option('--models <list>', 'comma-separated models this key may use (e.g. claude-sonnet-4-5,gpt-4o); default all');
   for (const [flag, arg, help] of LIMIT_FLAGS) create.option(`--${flag} ${arg}`, help);
+  create.option('--fail-closed', FAIL_CLOSED_HELP);
   create.option('--admin', 'an admin key (sk-gwadmin-…) instead: for the admin API over the network (gateway --url, GATEWAY_ADMIN_KEY) and the dashboard; never a client\'s key, so no --models or limits')
     .option('--json', 'print {id,name,key,createdAt,expiresAt,models,limits} instead')
     .action((opts: CreateOpts) => createKey(opts, adminApiOf(program)));
@@ -49,6 +53,7 @@ export function registerKeys(program: Command): void {
     .description('change a key\'s limits; a running gateway holds the key to them from its next request')
     .argument('<id-or-name>', `the key's id or name (see: ${gatewayCmd('keys list')})`);
   for (const [flag, arg, help] of LIMIT_FLAGS) set.option(`--${flag} ${arg}`, help).option(`--no-${flag}`, `remove the key's ${flag === 'tz' ? 'time zone (back to UTC)' : flag === 'budget' ? 'budget' : `${flag} limit`}`);
+  set.option('--fail-closed', FAIL_CLOSED_HELP).option('--no-fail-closed', 'serve the key on this daemon\'s share of its limits while the shared store is unreachable (the default)');
   set.addHelpText('after', `\nExample: ${gatewayCmd('keys set ci --budget 10/week --no-rpm')}`)
     .action((idOrName: string, opts: LimitOpts) => setLimits(idOrName, opts, adminApiOf(program)));
 
@@ -91,7 +96,8 @@ interface CreateOpts extends LimitOpts { name?: string; expires?: string; models
 function flagError(e: unknown): never {
   if (!(e instanceof LimitInputError)) throw e;
   // The message starts with the field's name ("rpm must be…"): it becomes the flag's.
-  const message = e.message.startsWith(e.field) ? `--${e.message}` : `--${e.field}: ${e.message}`;
+  const flag = e.field === 'failClosed' ? 'fail-closed' : e.field;
+  const message = e.message.startsWith(e.field) ? `--${flag}${e.message.slice(e.field.length)}` : `--${flag}: ${e.message}`;
   throw new CliError(message, 2);
 }
 
@@ -149,19 +155,20 @@ function printCreated(key: string, k: KeyFacts, json: boolean | undefined): void
 }
 
 /** The limit flags given, as the admin API's fields (a --no-… is null). */
-function limitFields(opts: LimitOpts): Record<string, string | null> {
-  const fields: Record<string, string | null> = {};
+function limitFields(opts: LimitOpts): Record<string, string | true | null> {
+  const fields: Record<string, string | true | null> = {};
   for (const [flag] of LIMIT_FLAGS) {
     const v = opts[flag];
     if (v !== undefined) fields[flag] = v === false ? null : v;
   }
+  if (opts.failClosed !== undefined) fields.failClosed = opts.failClosed || null;
   return fields;
 }
 
 async function setLimits(idOrName: string, opts: LimitOpts, remote: Remote | undefined): Promise<void> {
   const patch = limitsPatch(opts);
   if (isEmptyPatch(patch)) {
-    throw new CliError(`nothing to change: give one or more of --budget, --rpm, --tpm, --concurrency, --tz (or --no-budget and the like to remove one); see ${gatewayCmd('keys set --help')}`, 2);
+    throw new CliError(`nothing to change: give one or more of --budget, --rpm, --tpm, --concurrency, --tz, --fail-closed (or --no-budget and the like to remove one); see ${gatewayCmd('keys set --help')}`, 2);
   }
   let rec: KeyFacts;
   if (remote) {
@@ -302,6 +309,7 @@ function limitLines(limits: KeyLimits, standing: StandingView | null, unavailabl
   if (limits.rpm !== undefined) rows.push(['rpm', `${limits.rpm} requests a minute${used(s.rpm && `${s.rpm.used} in the last minute, ${s.rpm.left} left`)}`]);
   if (limits.tpm !== undefined) rows.push(['tpm', `${limits.tpm} tokens a minute${used(s.tpm && `${s.tpm.used} in the last minute, ${s.tpm.left} left`)}`]);
   if (limits.concurrency !== undefined) rows.push(['concurrency', `${limits.concurrency} requests at once${used(s.concurrency && `${s.concurrency.used} in flight`)}`]);
+  if (limits.failClosed) rows.push(['fail-closed', 'refused while the shared store is unreachable']);
   return rows;
 }
 

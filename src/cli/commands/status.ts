@@ -7,6 +7,7 @@ import { CliError, cliStateDir, formatDuration, out, printJson } from '../common
 import { adminRequest, findDaemon, type DaemonStatus } from '../daemon-client.js';
 import { gatewayCmd } from '../invocation.js';
 import { remoteOf, remoteRequest, type Remote } from '../remote.js';
+import { storeHealthText } from '../../daemon/store/store-health.js';
 
 /** `systemctl status`'s code for a unit that is not running. */
 export const NOT_RUNNING = 3;
@@ -54,6 +55,14 @@ function printStatus(s: DaemonStatus): void {
   out(`  uptime    ${formatDuration(s.uptimeMs)} (since ${s.startedAt})`);
   out(`  requests  ${s.requestsServed} served, ${s.inFlight} in flight`);
   if (s.version) out(`  version   ${s.version}`);
+  // Team mode: the shared store (never its password), whether it answers, and this daemon's name in it.
+  if (s.store) {
+    const st = s.store;
+    out(`  store     ${st.display}, ${storeHealthText(st)}${st.connected ? ` (${st.daemons} daemon${st.daemons === 1 ? '' : 's'} alive)` : ''}`);
+    if (!st.connected && st.lastError) out(`            ${st.lastError}; serving on this daemon's share of each key's limits`);
+    if (st.unreconciled > 0) out(`            ${st.unreconciled} limit settlement${st.unreconciled === 1 ? '' : 's'} made while it was unreachable still to be written back`);
+    out(`  daemon id ${st.daemonId}`);
+  }
   // Key pools, and any single key that rests or was refused: what requests can use now.
   for (const [provider, keys] of Object.entries(s.keyPools ?? {})) {
     if (keys.length < 2 && keys.every((k) => k.state === 'ok')) continue;

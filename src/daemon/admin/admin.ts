@@ -9,6 +9,7 @@ import { handleSessionKeys, SESSION_KEYS_PATH } from '../access/session-keys.js'
 import { sseData } from '../http/sse.js';
 import { DEFAULT_ROUTING } from '../routing/settings.js';
 import { adminCaller } from '../access/admin-auth.js';
+import type { StoreStatusView } from '../store/store-health.js';
 
 export interface AdminHooks {
   adminToken: string;
@@ -17,6 +18,19 @@ export interface AdminHooks {
   reload: () => Promise<void>;
   onShutdown: () => void;
   sessionLeaseMs: number;
+}
+
+/** Team mode: the shared store, whether it answers, and what the limits still have to write back to it. */
+export async function storeStatus(ctx: DaemonContext): Promise<StoreStatusView | undefined> {
+  const s = ctx.shared;
+  if (!s) return undefined;
+  const h = s.status();
+  const limits = await ctx.limits.report()?.catch(() => undefined);
+  return {
+    display: s.display, daemonId: s.daemonId, connected: h.connected,
+    downSince: h.downSince === undefined ? null : new Date(h.downSince).toISOString(), lastError: h.lastError ?? null,
+    daemons: s.daemonsAlive(), unreconciled: limits?.unreconciled ?? 0,
+  };
 }
 
 /** Throws the 401 of a request without an admin credential. */
@@ -46,6 +60,7 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
   switch (path) {
     case '/admin/status': {
       const routing = ctx.settings.routing ?? DEFAULT_ROUTING;
+      const store = await storeStatus(ctx);
       json(res, 200, {
         pid: process.pid, url: hooks.url(), version: hooks.version,
         startedAt: new Date(ctx.stats.startedAt).toISOString(), uptimeMs: Date.now() - ctx.stats.startedAt,
@@ -57,6 +72,8 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
         breakers: ctx.breaker.open().map((b) => ({ target: b.key, until: new Date(b.until).toISOString() })),
         // Each held key's label, masked form and state (ok, resting until, refused): never a key.
         keyPools: ctx.providerKeys.allStates(),
+        // Team mode: the shared store (never its password) and whether it answers; "degraded" while it does not.
+        ...(store ? { store } : {}),
       });
       return true;
     }
@@ -71,6 +88,10 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
     case '/admin/events': {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
       res.write(': connected\n\n');
+      // Team mode: the store's health now and on every change, as a `store` event (the monitor's header).
+      const sendStore = () => { void storeStatus(ctx).then((st) => { if (st && !res.writableEnded) res.write(`event: store\ndata: ${JSON.stringify(st)}\n\n`); }); };
+      sendStore();
+      const offHealth = ctx.shared?.onHealth(sendStore);
       // Queue the events and serialise them on a timer, off the request path: a slow subscriber
       // only grows its own (bounded) queue.
       let queue: GatewayEvent[] = [];
@@ -89,7 +110,7 @@ export async function handleAdmin(ctx: DaemonContext, hooks: AdminHooks, req: In
         res.write(out);
       }, 50);
       const keepAlive = setInterval(() => res.write(': ping\n\n'), 15_000);
-      res.on('close', () => { clearInterval(timer); clearInterval(keepAlive); unsubscribe(); });
+      res.on('close', () => { clearInterval(timer); clearInterval(keepAlive); unsubscribe(); offHealth?.(); });
       return true;
     }
     default:

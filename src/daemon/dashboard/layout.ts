@@ -2,6 +2,7 @@
 // and daemon status, and the content. The CSRF token rides in a meta tag for the script's writes.
 import { Html, html } from './html.js';
 import { fmtUptime } from './format.js';
+import { storeHealthText } from '../store/store-health.js';
 
 export type PageId = 'usage' | 'live' | 'keys' | 'providers';
 
@@ -20,6 +21,8 @@ export interface Chrome {
   version: string;
   uptimeMs: number;
   inFlight: number;
+  /** Team mode: the shared store and whether it answers (absent on a laptop). */
+  store?: { display: string; connected: boolean; downSince: string | null };
 }
 
 function head(title: string, csrf: string | null, referrer: 'no-referrer' | 'same-origin' = 'no-referrer'): Html {
@@ -34,6 +37,7 @@ ${csrf ? html`<meta name="csrf-token" content="${csrf}">` : ''}<meta name="refer
 export function page(p: { id: PageId; title: string; chrome: Chrome; body: Html }): string {
   const c = p.chrome;
   const host = c.url.replace(/^https?:\/\//, '');
+  const degraded = c.store && !c.store.connected ? c.store : undefined;
   return html`<!doctype html>
 <html lang="en"><head>${head(p.title, c.csrf)}</head>
 <body data-page="${p.id}">
@@ -41,10 +45,11 @@ export function page(p: { id: PageId; title: string; chrome: Chrome; body: Html 
   <a class="brand" href="/dashboard/usage">${LOGO}<span>model-gateway</span></a>
   <nav class="nav">${NAV.map((n) => html`<a href="/dashboard/${n.id}"${n.id === p.id ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
   <div class="daemon">
-    <span class="pill" title="gateway ${c.version}, up ${fmtUptime(c.uptimeMs)}"><span class="dot ok"></span>${host}<span class="sep">·</span>up ${fmtUptime(c.uptimeMs)}</span>
+    <span class="pill" title="gateway ${c.version}, up ${fmtUptime(c.uptimeMs)}${c.store ? `, store ${c.store.display} ${storeHealthText(c.store)}` : ''}"><span class="dot ${degraded ? 'warn' : 'ok'}"></span>${host}<span class="sep">·</span>up ${fmtUptime(c.uptimeMs)}</span>
     <button type="button" class="btn ghost sm" data-action="logout">Sign out</button>
   </div>
 </div></header>
+${degraded ? html`<div class="degraded" role="alert"><div class="wrap"><strong>${storeHealthText(degraded)}</strong> (${degraded.display}): each daemon serves keys on its share of their limits and refuses keys set to fail closed; what it settles is written back when the store returns.</div></div>` : ''}
 <main class="wrap">${p.body}</main>
 <div class="toast" id="toast" role="status" aria-live="polite" hidden></div>
 </body></html>`.value;

@@ -32,7 +32,12 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
   const id = name as PageId;
   const d = deps.daemon();
   const now = deps.now();
-  const chrome: Chrome = { csrf: session.csrf, url: origin, version: VERSION, uptimeMs: Date.now() - d.ctx.stats.startedAt, inFlight: d.ctx.stats.inFlight };
+  const shared = d.ctx.shared;
+  const health = shared?.status();
+  const chrome: Chrome = {
+    csrf: session.csrf, url: origin, version: VERSION, uptimeMs: Date.now() - d.ctx.stats.startedAt, inFlight: d.ctx.stats.inFlight,
+    ...(shared && health ? { store: { display: shared.display, connected: health.connected, downSince: health.downSince === undefined ? null : new Date(health.downSince).toISOString() } } : {}),
+  };
   const recorder = deps.recorder();
   recorder?.flush();
   const db = recorder?.store.db;

@@ -13,7 +13,7 @@ import type { KeyRecord } from '../store/keys.js';
 import { openDatabase } from '../store/sqlite.js';
 import { formatBudget, hasLimits, LIMIT_KINDS, usd, WINDOW_MS, type KeyLimits, type LimitKind } from './limits.js';
 import { SqliteLimitStore } from './sqlite-store.js';
-import type { Claim, LimitStore, Refused, Standing } from './store.js';
+import { StoreUnreachable, type Claim, type LimitStore, type Refused, type Standing, type Verdict } from './store.js';
 
 /**
  * How long an answer may keep streaming after its headers: a claim is held this long past the
@@ -32,6 +32,8 @@ export interface LimiterOptions {
   log: (line: string) => void;
   /** Another store (tests, a shared one); default: SQLite in the state directory's usage database. */
   open?: () => Promise<LimitStore>;
+  /** Team mode: what `gateway status` shows of the limits (settlements not yet written back to the shared store). */
+  report?: () => Promise<{ unreconciled: number }>;
 }
 
 /** What an admitted request holds; settled once, from its record's end. */
@@ -48,6 +50,12 @@ export class Limiter {
 
   /** The price list budgets are charged by, now. */
   prices(): PriceTable { return this.o.prices(); }
+
+  /** Opens the store now rather than on the first request of a key with limits (team mode: it has work of its own at start). */
+  warm(): void { this.open().catch(() => {}); }
+
+  /** Team mode's report of the limits; undefined on a laptop. */
+  report(): Promise<{ unreconciled: number }> | undefined { return this.o.report?.(); }
 
   private open(): Promise<LimitStore> {
     this.store ??= (this.o.open ?? (async () => {
@@ -72,7 +80,13 @@ export class Limiter {
       requestId, keyId: key.id, at, tokens: worst.input + worst.output,
       usd: limits.budget ? worst.usd : 0, expiresAt: at + this.o.holdMs(),
     };
-    const verdict = await store.reserve(limits, claim);
+    let verdict: Verdict;
+    try {
+      verdict = await store.reserve(limits, claim);
+    } catch (e) {
+      if (e instanceof StoreUnreachable) throw storeRefusal(key.name, e);
+      throw e;
+    }
     if (!verdict.ok) throw refusal(key.name, limits, verdict);
     let settled = false;
     return {
@@ -158,6 +172,22 @@ const PROVIDER_WORKED = new Set(['client_closed', 'upstream_interrupted', 'upstr
 
 const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+/** How soon a client refused for an unreachable store may try again: the store's probe backs off to 5 s. */
+const STORE_RETRY_S = 5;
+
+/** A key set to fail closed, while the shared store is unreachable: 503, in the client's protocol shape. */
+function storeRefusal(name: string, e: StoreUnreachable): GatewayError {
+  const since = e.since === undefined ? '' : ` since ${new Date(e.since).toISOString()}`;
+  const err = new GatewayError('limits_unavailable', `proxy key "${name}" is set to fail closed, and the gateway's shared store (${e.where}) is unreachable${since}, so its limits cannot be checked; it is refused rather than served on this daemon's share of its limits; retry in ${STORE_RETRY_S} s`);
+  err.headers = { 'x-gateway-limit': 'store', 'retry-after': String(STORE_RETRY_S) };
+  return err;
+}
+
+/** `(its share of 60, with 3 daemons running)`: what a refusal decided on one daemon's share says. */
+function shareText(r: Refused, what: string): string {
+  return r.share ? ` on this gateway daemon while the shared store is unreachable (its share of ${what}, with ${r.share.daemons} daemon${r.share.daemons === 1 ? '' : 's'} running)` : '';
+}
+
 /** The refusal a client sees, in its protocol's shape (the server's error boundary writes it). */
 export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayError {
   const headers: Record<string, string> = { 'x-gateway-limit': r.limit };
@@ -166,7 +196,10 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
     case 'budget': {
       const b = limits.budget!;
       const reset = r.resetAt === undefined ? 'it is a total budget and does not reset' : `it resets at ${new Date(r.resetAt).toISOString()}`;
-      message = `proxy key "${name}" has used ${usd(r.used)} of its ${formatBudget(b)} budget`
+      const used = r.share
+        ? `proxy key "${name}" may spend ${usd(r.share.max)}${shareText(r, `its ${formatBudget(b)} budget`)} and has used ${usd(r.used)} of it`
+        : `proxy key "${name}" has used ${usd(r.used)} of its ${formatBudget(b)} budget`;
+      message = used
         + (r.held > 0 ? ` (and requests in flight hold ${usd(r.held)} more)` : '')
         + `; this request could cost up to ${usd(r.asked)}; ${reset}`;
       if (r.resetAt !== undefined) headers['x-gateway-limit-reset'] = new Date(r.resetAt).toISOString();
@@ -177,15 +210,15 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
       return e;
     }
     case 'rpm':
-      message = `proxy key "${name}" is limited to ${r.max} requests a minute and made ${r.used} in the last minute; retry in ${seconds(r.retryAfterMs!)} s`;
+      message = `proxy key "${name}" is limited to ${r.share?.max ?? r.max} requests a minute${shareText(r, String(r.max))} and made ${r.used} in the last minute; retry in ${seconds(r.retryAfterMs!)} s`;
       break;
     case 'tpm':
-      message = r.asked > r.max
-        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.max}), so it runs only when nothing else of the key's is in the last minute; retry in ${seconds(r.retryAfterMs ?? WINDOW_MS)} s, or lower its output cap (max_tokens), or raise the key's tpm`
-        : `proxy key "${name}" is limited to ${r.max} tokens a minute: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs!)} s`;
+      message = r.asked > (r.share?.max ?? r.max)
+        ? `this request may use up to ${r.asked} tokens (its input and output cap), more than proxy key "${name}" may use in a minute (${r.share?.max ?? r.max}${shareText(r, String(r.max))}), so it runs only when nothing else of the key's is in the last minute; retry in ${seconds(r.retryAfterMs ?? WINDOW_MS)} s, or lower its output cap (max_tokens), or raise the key's tpm`
+        : `proxy key "${name}" is limited to ${r.share?.max ?? r.max} tokens a minute${shareText(r, String(r.max))}: ${r.used} used and ${r.held} held by requests in flight in the last minute, and this request may use up to ${r.asked}; retry in ${seconds(r.retryAfterMs!)} s`;
       break;
     case 'concurrency':
-      message = `proxy key "${name}" may have ${r.max} requests in flight at once, and has ${r.used}; retry in 1 s`;
+      message = `proxy key "${name}" may have ${r.share?.max ?? r.max} requests in flight at once${shareText(r, String(r.max))}, and has ${r.used}; retry in 1 s`;
       break;
     default: {
       const never: never = r.limit;

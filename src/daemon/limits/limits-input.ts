@@ -3,7 +3,7 @@
 import { applyLimitsPatch, LimitInputError, parseLimitsPatch, type KeyLimits, type LimitsPatch } from './limits.js';
 
 /** The fields (and flags) that carry a key's limits. */
-export const LIMIT_FIELDS = ['budget', 'rpm', 'tpm', 'concurrency', 'tz'] as const;
+export const LIMIT_FIELDS = ['budget', 'rpm', 'tpm', 'concurrency', 'tz', 'failClosed'] as const;
 
 /** The patch the limit fields of `input` make (others are ignored); throws LimitInputError naming the field. */
 export function limitsPatchOf(input: Record<string, unknown>): LimitsPatch {
@@ -24,6 +24,9 @@ export function patchedLimits(current: KeyLimits | undefined, patch: LimitsPatch
   const next = applyLimitsPatch(current, patch);
   if (typeof patch.tz === 'string' && next?.budget === undefined) {
     throw new LimitInputError('tz', 'tz sets the calendar a budget\'s day, week and month follow, and this key has no budget; give it a budget too');
+  }
+  if (patch.failClosed === true && next === undefined) {
+    throw new LimitInputError('failClosed', 'failClosed only says what a key\'s limits do while the shared store is unreachable, and this key has no limits; give it a budget, rpm, tpm or concurrency too');
   }
   return next;
 }

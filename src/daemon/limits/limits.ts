@@ -29,6 +29,11 @@ export interface KeyLimits {
   concurrency?: number;
   /** IANA time zone the budget's day, week and month follow; absent: UTC. */
   tz?: string;
+  /**
+   * Team mode: while the shared store is unreachable, refuse the key's requests (503) instead of
+   * serving them on this daemon's local share of its limits (limits/team-store.ts).
+   */
+  failClosed?: boolean;
 }
 
 /** A change to a key's limits: a value sets it, null removes it (`--no-budget`), absent keeps it. */
@@ -72,7 +77,7 @@ export function parseTimeZone(value: unknown): string {
 
 /**
  * Reads limits from JSON fields named like the CLI flags (`budget: "5/day"`, `rpm`, `tpm`,
- * `concurrency`, `tz`); null (or `false`) removes a limit. Throws LimitInputError naming the field.
+ * `concurrency`, `tz`, `failClosed: true`); null (or `false`) removes a limit. Throws LimitInputError naming the field.
  */
 export function parseLimitsPatch(input: Record<string, unknown>): LimitsPatch {
   const patch: LimitsPatch = {};
@@ -88,6 +93,12 @@ export function parseLimitsPatch(input: Record<string, unknown>): LimitsPatch {
     if (v !== undefined) patch[field] = off(v) ? null : parseCount(field, v);
   }
   if (input.tz !== undefined) patch.tz = off(input.tz) ? null : parseTimeZone(input.tz);
+  if (input.failClosed !== undefined) {
+    const v = input.failClosed;
+    if (v === true) patch.failClosed = true;
+    else if (off(v)) patch.failClosed = null;
+    else throw new LimitInputError('failClosed', `failClosed must be true or false, got ${JSON.stringify(v)}`);
+  }
   return patch;
 }
 
@@ -127,6 +138,7 @@ export function describeLimits(l: KeyLimits | undefined): string {
   if (l.rpm !== undefined) parts.push(`${l.rpm} rpm`);
   if (l.tpm !== undefined) parts.push(`${l.tpm} tpm`);
   if (l.concurrency !== undefined) parts.push(`${l.concurrency} at once`);
+  if (l.failClosed) parts.push('fail-closed');
   return parts.join(' · ');
 }
 
@@ -141,6 +153,7 @@ export function readStoredLimits(v: unknown): KeyLimits | undefined {
     if (Number.isSafeInteger(o[f]) && (o[f] as number) > 0) out[f] = o[f] as number;
   }
   if (typeof o.tz === 'string') out.tz = o.tz;
+  if (o.failClosed === true) out.failClosed = true;
   return hasLimits(out) ? out : undefined;
 }
 

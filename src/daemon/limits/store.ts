@@ -41,9 +41,23 @@ export interface Refused {
   retryAfterMs?: number;
   /** When the budget's period starts again (absent for a total budget). */
   resetAt?: number;
+  /**
+   * Team mode, while the shared store is unreachable: this daemon decided alone, on its share of
+   * the limit (`max` stays the key's limit; `used` and `held` are this daemon's, against `share.max`).
+   */
+  share?: { max: number; daemons: number };
 }
 
 export type Verdict = { ok: true } | Refused;
+
+/** Thrown by team mode's store for a key set to fail closed while the shared store is unreachable. */
+export class StoreUnreachable extends Error {
+  /** `where`: the store as `user@host:port/database`; `since`: when it was found unreachable (ms since the epoch). */
+  constructor(readonly where: string, readonly since: number | undefined) {
+    super(`the shared store at ${where} is unreachable${since === undefined ? '' : ` since ${new Date(since).toISOString()}`}`);
+    this.name = 'StoreUnreachable';
+  }
+}
 
 /** What a key has used and has left of each of its limits. */
 export interface Standing {

@@ -15,6 +15,11 @@ export const FILES = {
   log: 'daemon.log',
   /** Team mode: the store URL the daemon was last started with (0600), so the CLI acts on the same store. */
   store: 'store-url',
+  /**
+   * Team mode: what limit claims this daemon settled while the shared store was unreachable,
+   * until they are written back to it (SQLite, the laptop's limit ledger's schema).
+   */
+  limitOutbox: 'limit-outbox.db',
 } as const;
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {

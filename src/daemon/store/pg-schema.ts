@@ -227,6 +227,111 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX responses_created ON responses (created_at);
     `,
   },
+  {
+    version: 6,
+    description: 'degraded mode: a heartbeat per daemon (the local share of a limit while the store is unreachable), settlements written back once by request id, old claims pruned into a total, the window passed in',
+    sql: `
+      -- Each daemon's last heartbeat: the daemons seen in the last minute share a key's limits
+      -- while the store is unreachable.
+      CREATE TABLE gateway_daemons (
+        daemon_id text PRIMARY KEY,
+        seen_at bigint NOT NULL
+      );
+      -- What a total budget still counts of the claims pruned as too old for any window or period.
+      ALTER TABLE limit_keys ADD COLUMN folded double precision NOT NULL DEFAULT 0;
+      CREATE INDEX limit_claims_at ON limit_claims (at);
+
+      -- Version 1's, with the sliding window's length passed in (limits.ts WINDOW_MS is the one
+      -- place it is set), a total budget counting what was pruned, and the key's spend and holds
+      -- returned on success too: what a daemon last knew of a budget when the store goes away.
+      DROP FUNCTION limit_reserve(text, text, bigint, bigint, double precision, bigint, bigint, bigint, bigint, double precision, text, bigint);
+      CREATE FUNCTION limit_reserve(p_key text, p_request text, p_at bigint, p_tokens bigint, p_usd double precision, p_expires bigint,
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text, p_period_start bigint, p_window bigint)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint)
+        LANGUAGE plpgsql AS $fn$
+      DECLARE
+        n bigint; t bigint; h bigint; s double precision; hu double precision; k limit_keys%ROWTYPE;
+      BEGIN
+        INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+        SELECT * INTO k FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF p_concurrency IS NOT NULL THEN
+          SELECT count(*) INTO n FROM limit_claims WHERE key_id = p_key AND NOT settled AND expires_at > p_at;
+          IF n + 1 > p_concurrency THEN
+            RETURN QUERY SELECT false, 'concurrency'::text, n::float8, 0::float8, 1000::bigint; RETURN;
+          END IF;
+        END IF;
+        IF p_rpm IS NOT NULL THEN
+          SELECT count(*) INTO n FROM limit_claims WHERE key_id = p_key AND at > p_at - p_window;
+          IF n + 1 > p_rpm THEN
+            RETURN QUERY SELECT false, 'rpm'::text, n::float8, 0::float8,
+              (SELECT c.at + p_window - p_at FROM limit_claims c WHERE c.key_id = p_key AND c.at > p_at - p_window ORDER BY c.at OFFSET n - p_rpm LIMIT 1);
+            RETURN;
+          END IF;
+        END IF;
+        IF p_tpm IS NOT NULL THEN
+          SELECT coalesce(sum(tokens), 0), coalesce(sum(tokens) FILTER (WHERE NOT settled AND expires_at > p_at), 0) INTO t, h
+            FROM limit_claims WHERE key_id = p_key AND at > p_at - p_window;
+          -- A request larger than the whole window's tokens runs alone: once nothing else is in the window.
+          IF t + p_tokens > p_tpm AND NOT (p_tokens > p_tpm AND NOT EXISTS (SELECT 1 FROM limit_claims WHERE key_id = p_key AND at > p_at - p_window)) THEN
+            RETURN QUERY SELECT false, 'tpm'::text, (t - h)::float8, h::float8,
+              CASE WHEN p_tokens > p_tpm THEN (SELECT max(c.at) + p_window - p_at FROM limit_claims c WHERE c.key_id = p_key AND c.at > p_at - p_window) ELSE (
+                SELECT x.at + p_window - p_at FROM (
+                  SELECT c.at, sum(c.tokens) OVER (ORDER BY c.at, c.request_id) AS gone FROM limit_claims c WHERE c.key_id = p_key AND c.at > p_at - p_window
+                ) x WHERE p_tpm - t + x.gone >= p_tokens ORDER BY x.at LIMIT 1) END;
+            RETURN;
+          END IF;
+        END IF;
+        IF p_budget IS NOT NULL THEN
+          IF k.period <> p_period THEN
+            -- A new period (or another kind of budget): its settled spend, read once; a total also counts what was pruned.
+            SELECT coalesce(sum(usd), 0) INTO s FROM limit_claims WHERE key_id = p_key AND settled AND at >= p_period_start;
+            IF p_period_start = 0 THEN s := s + k.folded; END IF;
+            UPDATE limit_keys SET period = p_period, period_start = p_period_start, spent = s WHERE key_id = p_key;
+          ELSE
+            s := k.spent;
+          END IF;
+          SELECT coalesce(sum(usd), 0) INTO hu FROM limit_claims WHERE key_id = p_key AND NOT settled AND expires_at > p_at AND at >= p_period_start;
+          IF s + hu + p_usd > p_budget + 1e-9 THEN -- a billionth of a dollar: sums of cents are not exact in binary
+            RETURN QUERY SELECT false, 'budget'::text, s, hu, NULL::bigint; RETURN;
+          END IF;
+        END IF;
+        INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at) VALUES (p_request, p_key, p_at, p_tokens, p_usd, p_expires);
+        RETURN QUERY SELECT true, NULL::text, coalesce(s, 0), coalesce(hu, 0) + p_usd, NULL::bigint;
+      END $fn$;
+
+      -- A request settled while the store was unreachable, written back when it returns: its claim
+      -- (if it was reserved here before the store went away) is settled, or a settled claim is
+      -- added; once per request id either way. Claim first, then the key's row, as limit_settle
+      -- does, so the two never wait on each other.
+      CREATE FUNCTION limit_record(p_request text, p_key text, p_at bigint, p_tokens bigint, p_usd double precision) RETURNS void LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at, settled) VALUES (p_request, p_key, p_at, p_tokens, p_usd, p_at, true)
+          ON CONFLICT (request_id) DO NOTHING;
+        IF FOUND THEN
+          UPDATE limit_keys SET spent = spent + p_usd WHERE key_id = p_key AND period <> '' AND p_at >= period_start;
+        ELSE
+          PERFORM limit_settle(p_request, p_tokens, p_usd);
+        END IF;
+      END $fn$;
+
+      -- Claims no window or period needs any more (admitted before p_before): settled ones are
+      -- folded into their key's total, long-expired open ones (their request vanished) dropped.
+      CREATE FUNCTION limit_prune(p_before bigint) RETURNS bigint LANGUAGE plpgsql AS $fn$
+      DECLARE n bigint;
+      BEGIN
+        WITH gone AS (
+          DELETE FROM limit_claims WHERE at < p_before AND (settled OR expires_at < p_before) RETURNING key_id, usd, settled
+        ), sums AS (
+          SELECT key_id, coalesce(sum(usd) FILTER (WHERE settled), 0) AS usd, count(*) AS n FROM gone GROUP BY key_id
+        ), folded AS (
+          INSERT INTO limit_keys (key_id, folded) SELECT key_id, usd FROM sums
+            ON CONFLICT (key_id) DO UPDATE SET folded = limit_keys.folded + excluded.folded RETURNING 1
+        )
+        SELECT coalesce(sum(sums.n), 0) INTO n FROM sums;
+        RETURN n;
+      END $fn$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
@@ -239,14 +344,17 @@ export async function migratePg(pool: Pool, migrations: readonly PgMigration[] =
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await client.query('CREATE TABLE IF NOT EXISTS gateway_schema (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
-      const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM gateway_schema');
-      const current = rows[0]?.v ?? 0;
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM gateway_schema');
+      // Each migration missing is applied, not only those above the highest: versions are
+      // independent parts of the schema, and a database made by a build without one still gets it.
+      const done = new Set(rows.map((r) => r.version));
+      const current = Math.max(0, ...done);
       if (current > target) {
         throw new Error(`the store has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`);
       }
       const applied: number[] = [];
       for (const m of migrations) {
-        if (m.version <= current) continue;
+        if (done.has(m.version)) continue;
         await client.query('BEGIN');
         try {
           await client.query(m.sql);

@@ -4,6 +4,9 @@
 // at start and never a half-started daemon. Changes made through one daemon reach the others by
 // LISTEN/NOTIFY on one dedicated connection; a subscriber also hears `reconnected` after that
 // connection was lost (notifications sent meanwhile are gone, so it re-reads everything).
+// Every daemon also writes a heartbeat row every HEARTBEAT_MS: the daemons seen in the last
+// ALIVE_MS are the ones that share a key's limits while the store is unreachable (limits/
+// team-store.ts), and the heartbeat notices a lost store even when no request asks it anything.
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { migratePg } from './pg-schema.js';
@@ -13,6 +16,15 @@ import { redact, type StoreUrl } from './store-url.js';
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Waits between attempts to reach the store again once it is down: 0.5 s, doubling, at most 5 s. */
 const PROBE_MS = { first: 500, max: 5_000 };
+/** How often each daemon says it is alive, and how long after its last heartbeat it counts as alive. */
+export const HEARTBEAT_MS = 10_000;
+export const ALIVE_MS = 60_000;
+/** Told when a daemon joins or leaves: every daemon counts again at once instead of at its next heartbeat. */
+const DAEMONS_CHANNEL = 'gateway_daemons';
+/** Heartbeat rows of daemons gone this long are deleted. */
+const FORGET_DAEMON_MS = 86_400_000;
+/** TCP keepalive on every connection, so a store that vanished without closing them is noticed. */
+const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
 
 export interface StoreHealth {
   connected: boolean;
@@ -36,8 +48,10 @@ type Listener = (payload: string) => void;
 
 export class SharedStore {
   readonly pool: pg.Pool;
-  readonly daemonId: string;
   readonly display: string;
+  private id: string;
+  private alive = 1;
+  private beatTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly reconnectHooks = new Set<() => void>();
   private listenClient: pg.Client | undefined;
@@ -49,10 +63,10 @@ export class SharedStore {
   private readonly clock: () => number;
 
   private constructor(private readonly o: SharedStoreOptions) {
-    this.daemonId = o.daemonId;
+    this.id = o.daemonId;
     this.display = o.store.display;
     this.clock = o.clock ?? Date.now;
-    this.pool = new pg.Pool({ connectionString: o.store.url, max: o.poolSize ?? 16, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${o.daemonId}` });
+    this.pool = new pg.Pool({ connectionString: o.store.url, max: o.poolSize ?? 16, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${o.daemonId}`, ...KEEPALIVE });
     // An idle connection the server dropped is the pool's to replace; unheard, it would end the process.
     this.pool.on('error', (e) => this.failed(e));
   }
@@ -71,21 +85,51 @@ export class SharedStore {
     return s;
   }
 
+  /** What usage rows and logs call this daemon. */
+  get daemonId(): string { return this.id; }
+
+  /**
+   * Starts the heartbeat once the daemon serves, under `id` when given: a daemon started on port 0
+   * learns its name (`<hostname>:<port>`) only then, and `<hostname>:0` would be every such daemon's.
+   */
+  async startHeartbeat(id?: string): Promise<void> {
+    if (id !== undefined) this.id = id;
+    if (this.beatTimer) return;
+    this.beatTimer = setInterval(() => { void this.beat(); }, HEARTBEAT_MS);
+    this.beatTimer.unref();
+    this.on(DAEMONS_CHANNEL, () => { if (!this.closed) void this.beat(); });
+    await this.beat();
+    await this.notify(DAEMONS_CHANNEL);
+  }
+
+  /** Daemons whose heartbeat was seen in the last ALIVE_MS, this one included, as last read (at least 1). */
+  daemonsAlive(): number { return this.alive; }
+
+  /**
+   * This daemon's heartbeat, and how many daemons were alive, in one round trip. A failure to
+   * reach the store counts against its health (query); the count stays as last read.
+   */
+  private async beat(): Promise<void> {
+    if (this.closed) return;
+    const now = this.clock();
+    try {
+      const { rows } = await this.query<{ n: string }>(`
+        WITH me AS (
+          INSERT INTO gateway_daemons (daemon_id, seen_at) VALUES ($1, $2) ON CONFLICT (daemon_id) DO UPDATE SET seen_at = excluded.seen_at
+        ), forgotten AS (
+          DELETE FROM gateway_daemons WHERE seen_at < $4 AND daemon_id <> $1
+        )
+        SELECT count(*) + 1 AS n FROM gateway_daemons WHERE seen_at > $3 AND daemon_id <> $1`,
+      [this.id, now, now - ALIVE_MS, now - FORGET_DAEMON_MS]);
+      this.alive = Number(rows[0]!.n);
+    } catch (e) {
+      if (!isConnectionError(e)) this.o.log(`store: the heartbeat failed: ${this.describeError(e)}`);
+    }
+  }
+
   /** A connection error as one line for a person: where, and why, never the password. */
   describeError(e: unknown): string {
-    const err = e as NodeJS.ErrnoException & { code?: string };
-    const where = `the store at ${this.display}`;
-    let why: string;
-    switch (err.code) {
-      case 'ECONNREFUSED': why = 'connection refused (is PostgreSQL running there?)'; break;
-      case 'ENOTFOUND': case 'EAI_AGAIN': why = 'no such host'; break;
-      case 'ETIMEDOUT': why = 'the connection timed out'; break;
-      case '28P01': case '28000': why = `it refused the credentials (${err.message})`; break;
-      case '3D000': why = `${err.message}; create it first (createdb)`; break;
-      case '42501': why = `permission denied: the user cannot create the gateway's tables (${err.message})`; break;
-      default: why = /timeout/i.test(err.message ?? '') ? 'the connection timed out' : (err.message ?? String(e));
-    }
-    return redact(`${where}: ${why}`, this.o.store);
+    return describeStoreError(e, this.o.store);
   }
 
   /** Calls `fn` with each payload sent on `channel` by any daemon (this one included). */
@@ -156,7 +200,7 @@ export class SharedStore {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.store.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${this.daemonId} listener` });
+    const client = new pg.Client({ connectionString: this.o.store.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${this.daemonId} listener`, ...KEEPALIVE });
     const lost = (e: Error) => { if (this.listenClient === client && !this.closed) { this.listenClient = undefined; this.failed(e); } };
     client.on('error', lost);
     client.on('end', () => lost(new Error('the listening connection ended')));
@@ -200,12 +244,66 @@ export class SharedStore {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    if (this.closed) return;
+    const beating = this.beatTimer !== undefined && this.health.connected;
+    this.closed = true; // from here no heartbeat answers a notification
+    clearInterval(this.beatTimer);
+    // Gone at once from the daemons that share limits, rather than a minute later; never waited on long.
+    if (beating) {
+      const leave = async () => {
+        await this.pool.query('DELETE FROM gateway_daemons WHERE daemon_id = $1', [this.id]);
+        await this.pool.query('SELECT pg_notify($1, $2)', [DAEMONS_CHANNEL, '']);
+      };
+      await Promise.race([leave().catch(() => {}), new Promise((r) => setTimeout(r, 1000).unref())]);
+    }
     clearTimeout(this.probeTimer);
     const c = this.listenClient;
     this.listenClient = undefined;
     await c?.end().catch(() => {});
     await this.pool.end().catch(() => {});
+  }
+}
+
+/** A failure to reach or use the store as one line for a person: where, and why, never the password. */
+export function describeStoreError(e: unknown, store: StoreUrl): string {
+  const err = e as NodeJS.ErrnoException & { code?: string };
+  const where = `the store at ${store.display}`;
+  let why: string;
+  switch (err.code) {
+    case 'ECONNREFUSED': why = 'connection refused (is PostgreSQL running there?)'; break;
+    case 'ENOTFOUND': case 'EAI_AGAIN': why = 'no such host'; break;
+    case 'ETIMEDOUT': why = 'the connection timed out'; break;
+    case '28P01': case '28000': why = `it refused the credentials (${err.message})`; break;
+    case '3D000': why = `${err.message}; create it first (createdb)`; break;
+    case '42501': why = `permission denied: the user cannot create the gateway's tables (${err.message})`; break;
+    case '57P01': case '57P02': why = `the server shut down (${err.message})`; break;
+    case '57P03': why = `the server does not take connections now (${err.message})`; break;
+    default: why = /timeout/i.test(err.message ?? '') ? 'the connection timed out' : (err.message ?? String(e));
+  }
+  return redact(`${where}: ${why}`, store);
+}
+
+/** What `gateway doctor` finds at a store: its schema version (0: not created yet) and the daemons alive in it. */
+export interface StoreInspection { version: number; daemons: number }
+
+/**
+ * Connects once, without migrating or writing anything, and reads the schema version and the
+ * heartbeats; throws a one-line reason (no password) when the store cannot be reached or read.
+ */
+export async function inspectStore(store: StoreUrl, clock: () => number = Date.now): Promise<StoreInspection> {
+  const client = new pg.Client({ connectionString: store.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'model-gateway doctor' });
+  // An error after connecting (the server going away) must not be an unhandled 'error' event.
+  client.on('error', () => {});
+  const missing = (e: unknown) => { if ((e as { code?: string }).code === '42P01') return { rows: [] }; throw e; };
+  try {
+    await client.connect();
+    const version = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM gateway_schema').catch(missing);
+    const daemons = await client.query<{ n: string }>('SELECT count(*) AS n FROM gateway_daemons WHERE seen_at > $1', [clock() - ALIVE_MS]).catch(missing);
+    return { version: version.rows[0]?.v ?? 0, daemons: Number(daemons.rows[0]?.n ?? 0) };
+  } catch (e) {
+    throw new Error(describeStoreError(e, store));
+  } finally {
+    await client.end().catch(() => {});
   }
 }
 

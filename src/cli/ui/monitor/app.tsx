@@ -6,6 +6,7 @@ import { Box, Static, Text, useApp, useInput, useStdout, useWindowSize } from 'i
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
 import type { GatewayEvent } from '../../../daemon/observe/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
+import type { StoreStatusView } from '../../../daemon/store/store-health.js';
 import { splitKeystrokes } from '../common/keystrokes.js';
 import type { Theme } from '../common/theme.js';
 import { headerLine, layoutFor } from './columns.js';
@@ -13,7 +14,7 @@ import { DetailsView, Footer, HelpView, LiveRows, PrintedView, SelectList, Statu
 import { initialState, needsRollover, reducer, selectableRows, selectedRow } from './state.js';
 
 /** Where events come from: the daemon's SSE stream in the CLI, a script in tests. Returns an unsubscribe. */
-export type EventSource = (handlers: { onEvent(ev: GatewayEvent): void; onStatus(s: ConnectionStatus): void }) => () => void;
+export type EventSource = (handlers: { onEvent(ev: GatewayEvent): void; onStatus(s: ConnectionStatus): void; onStore(s: StoreStatusView): void }) => () => void;
 
 export interface MonitorProps {
   source: EventSource;
@@ -49,6 +50,7 @@ export function MonitorApp({ source, theme, keyboard = true, tickMs = 100, now =
       onEvent: (ev) => { pending.current.push(ev); },
       // Events received before a disconnect must land before it, or their rows would be marked lost.
       onStatus: (status) => { flush(); dispatch({ type: 'connection', status, now: now() }); },
+      onStore: (store) => { flush(); dispatch({ type: 'store', store, now: now() }); },
     });
     let idleTicks = 0;
     const timer = setInterval(() => {
@@ -77,8 +79,8 @@ export function MonitorApp({ source, theme, keyboard = true, tickMs = 100, now =
 
   const shownNow = state.paused?.at ?? state.now;
   const frame = Math.floor(shownNow / 100);
-  // Header (2) + column titles (1) + footer (1-2) + one spare line, so the live area never fills the screen.
-  const body = Math.max(3, rows - 5 - (state.view === 'filter' ? 1 : 0) - 1);
+  // Header (2, and a line while the store is unreachable) + column titles (1) + footer (1-2) + one spare line, so the live area never fills the screen.
+  const body = Math.max(3, rows - 5 - (state.view === 'filter' ? 1 : 0) - (state.store?.connected === false ? 1 : 0) - 1);
   const selected = selectedRow(state);
 
   let view;

@@ -9,6 +9,7 @@ import { detailLines } from './details.js';
 import { footerText, helpLines } from './keys.js';
 import { requestRate, type MonitorState, type PrintItem, type Row } from './state.js';
 import { gatewayCmd } from '../../invocation.js';
+import { storeHealthText } from '../../../daemon/store/store-health.js';
 
 function rowColor(row: Row, theme: Theme): string | undefined {
   if (row.state === 'error') return theme.error;
@@ -91,6 +92,9 @@ export function StatusHeader({ state, layout, theme }: { state: MonitorState; la
         <Text color={color} bold={conn.tone !== 'muted'}>{fit(conn.text, Math.max(10, layout.width - flags.length - 2))}</Text>
         {flags ? <Text color={theme.warn} bold inverse={!theme.color && Boolean(state.paused)}>{`  ${flags}`}</Text> : null}
       </Text>
+      {state.store && !state.store.connected && state.conn.state === 'connected'
+        ? <Text wrap="truncate" color={theme.warn} bold>{fit(`▲ ${storeHealthText(state.store)} · limits on this daemon's share`, layout.width)}</Text>
+        : null}
       <Text wrap="truncate">
         {parts.map((p, i) => (
           <Text key={i} color={i === 1 && t.errors > 0 ? theme.error : undefined}>{(i > 0 ? SEP : '') + p}</Text>

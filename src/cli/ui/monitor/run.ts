@@ -23,8 +23,8 @@ export async function runMonitor(opts: RunMonitorOptions): Promise<void> {
     createElement(MonitorApp, {
       theme: themeFor(process.env),
       keyboard: Boolean(process.stdin.isTTY),
-      source: ({ onEvent, onStatus }) => {
-        const sub = subscribeEvents({ dir: opts.dir, onEvent, onStatus });
+      source: ({ onEvent, onStatus, onStore }) => {
+        const sub = subscribeEvents({ dir: opts.dir, onEvent, onStatus, onStore });
         return () => sub.close();
       },
     }),

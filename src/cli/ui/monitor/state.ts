@@ -4,6 +4,7 @@
 import type { Key } from 'ink';
 import type { GatewayEvent } from '../../../daemon/observe/events.js';
 import type { ConnectionStatus } from '../../events-client.js';
+import { storeHealthText, type StoreStatusView } from '../../../daemon/store/store-health.js';
 import { matches, NO_FILTER, parseFilter, type Filter } from './filter.js';
 import { commandFor } from './keys.js';
 import { applyEvent, type Row, type Totals, type Work } from './rows.js';
@@ -20,6 +21,8 @@ export type View = 'table' | 'select' | 'details' | 'filter' | 'help';
 
 export interface MonitorState {
   conn: ConnectionStatus;
+  /** Team mode: the daemon's shared store as it last reported it; absent on a laptop. */
+  store?: StoreStatusView;
   /** Monitor start, or the last clear. */
   since: number;
   now: number;
@@ -50,6 +53,7 @@ export type Action =
   | { type: 'events'; events: GatewayEvent[]; now: number }
   | { type: 'tick'; now: number }
   | { type: 'connection'; status: ConnectionStatus; now: number }
+  | { type: 'store'; store: StoreStatusView; now: number }
   | { type: 'move'; by: number | 'first' | 'last' }
   | { type: 'select' }
   | { type: 'details' }
@@ -184,6 +188,16 @@ export function reducer(s: MonitorState, a: Action): MonitorState {
       const lostRows: Row[] = lost ? s.live.map((r) => ({ ...r, state: 'lost', end: a.now, error: { code: 'monitor_disconnected', message: 'the monitor lost the daemon before this request ended' } })) : [];
       const items = [...next.printed.items, ...lostRows.filter((r) => matches(r, s.filter)).map(rowItem), ...(note ? [note] : [])];
       return { ...next, live: lost ? [] : s.live, done: [...s.done, ...lostRows].slice(-KEEP_DONE), printed: { gen: s.printed.gen, items } };
+    }
+    case 'store': {
+      const next: MonitorState = { ...s, store: a.store, now: s.paused ? s.now : a.now };
+      // A change is also printed once, so the scrollback says when the store went away and came back.
+      const changed = s.store ? s.store.connected !== a.store.connected : !a.store.connected;
+      if (!changed) return next;
+      const note = a.store.connected
+        ? noteItem(next, `store ${a.store.display} connected again`, 'info')
+        : noteItem(next, `store ${a.store.display}: ${storeHealthText(a.store)}${a.store.lastError ? ` (${a.store.lastError})` : ''}`, 'warn');
+      return { ...next, printed: { gen: s.printed.gen, items: [...next.printed.items, note] } };
     }
     case 'move':
       return move(s, a.by);
