@@ -182,8 +182,10 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     await shared?.close(); // a port already taken: nothing of this daemon stays connected
     throw e;
   }
+  // A daemon on port 0 is named by the port it got (`<hostname>:0` would be every such daemon's).
+  const servedId = opts.port === 0 && !process.env.GATEWAY_DAEMON_ID?.trim() ? daemonIdOf(process.env, daemon.port) : daemonId;
   if (history) {
-    recorder = recordUsage(history, daemon.ctx.bus, log, { daemon: daemonId, ...(shared ? { shared } : {}) });
+    recorder = recordUsage(history, daemon.ctx.bus, log, { daemon: servedId, ...(shared ? { shared } : {}) });
     storeBodies(history, recorder, daemon.ctx, log);
   }
 
@@ -209,7 +211,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   });
 
   // Alive in the team from now; a daemon on port 0 is named by the port it got (`<hostname>:0` would be every such daemon's).
-  await shared?.startHeartbeat(opts.port === 0 && !process.env.GATEWAY_DAEMON_ID?.trim() ? daemonIdOf(process.env, daemon.port) : undefined);
+  await shared?.startHeartbeat(servedId);
   const info: DaemonFile = {
     pid: process.pid, host: opts.host, port: daemon.port, url: daemon.url, startedAt: new Date().toISOString(),
     ...(tls ? { tlsCert: tls.certFile } : {}), ...(opts.behindProxy?.length ? { behindProxy: opts.behindProxy } : {}),

@@ -1,10 +1,11 @@
 // Several real gateway daemons (`gateway start --store …`, built dist/) on one PostgreSQL store,
 // each with a state directory of its own, against one mock OpenAI in the test process.
-// Keys are still per state directory on this branch (their move into the store is another part of
-// team mode): every daemon gets the same keys.json, copied before it starts.
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+// The keys are made in the shared store before any daemon starts, as the CLI would make them there.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KeyStore } from '../../src/daemon/store/keys.js';
+import { PgKeyRecords } from '../../src/daemon/store/pg-keys.js';
+import { SharedStore } from '../../src/daemon/store/shared-store.js';
+import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import type { KeyLimits } from '../../src/daemon/limits/limits.js';
 import type { StoreStatusView } from '../../src/daemon/store/store-health.js';
 import { makeTempHome, runCli, type CliResult } from './cli.js';
@@ -29,11 +30,16 @@ export interface Team {
 export async function startTeam(opts: { url: string; count: number; keys: Record<string, KeyLimits>; config?: unknown }): Promise<Team & { keys: Record<string, { key: string; id: string }> }> {
   const openai = await startMockProvider('openai');
   const homes = Array.from({ length: opts.count }, () => makeTempHome('gateway-team-'));
-  const store = new KeyStore(homes[0]!.dir);
+  const shared = await SharedStore.open({ store: parseStoreUrl(opts.url), daemonId: 'test-setup', log: () => {}, poolSize: 1 });
   const keys: Record<string, { key: string; id: string }> = {};
-  for (const [name, limits] of Object.entries(opts.keys)) {
-    const { key, record } = store.create({ name, limits });
-    keys[name] = { key, id: record.id };
+  try {
+    const store = new PgKeyRecords(shared);
+    for (const [name, limits] of Object.entries(opts.keys)) {
+      const { key, record } = await store.create({ name, limits });
+      keys[name] = { key, id: record.id };
+    }
+  } finally {
+    await shared.close();
   }
   const daemons: TeamDaemon[] = [];
   const close = async () => {
@@ -43,7 +49,6 @@ export async function startTeam(opts: { url: string; count: number; keys: Record
   };
   try {
     for (const home of homes) {
-      if (home !== homes[0]) copyFileSync(join(homes[0]!.dir, 'keys.json'), join(home.dir, 'keys.json'));
       if (opts.config !== undefined) writeFileSync(join(home.dir, 'config.json'), JSON.stringify(opts.config), { mode: 0o600 });
       const env = {
         GATEWAY_OPENAI_BASE_URL: openai.origin, GATEWAY_OPENAI_API_KEY: openai.key,

@@ -3,7 +3,7 @@
 // with PostgreSQL stopped under load, each daemon serves on its share of each limit, refuses the
 // key set to fail closed, says it is degraded (status, the monitor's events, the dashboard), and
 // once PostgreSQL is back the shared counters hold every request served, counted once.
-// Keys are per state directory on this branch: each daemon gets the same keys.json (team-daemons.ts).
+// The keys are made in the shared store before the daemons start (team-daemons.ts).
 import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -107,6 +107,9 @@ export class KeyIndex {
 
   get size(): number { return this.byHash.size; }
 
+  /** The records the index serves now, as last read (what a team daemon knows while its store is unreachable). */
+  loaded(): KeyRecord[] { return [...this.byHash.values()]; }
+
   // SHA-256 of the keys clients actually present, so the hot path hashes each key once. Only keys
   // that matched a record are kept (a flood of random keys cannot grow it), at most 256 of them;
   // revocation and expiry are still checked on every request against the record itself.

@@ -37,6 +37,8 @@ export interface KeyDeps {
   dir: string;
   /** The daemon's key store. */
   store: () => KeyRecords;
+  /** The keys the daemon serves, as it last read them: listed while the store cannot be reached. */
+  loaded?: () => KeyRecord[];
   /** Makes the running daemon see the key store as it is now. */
   reloadKeys: () => Promise<void>;
   /** Last use seen by this daemon run (ms), when any. */
@@ -73,7 +75,15 @@ function lastUsedFile(dir: string): Record<string, string> {
 export async function listKeys(deps: KeyDeps, now = Date.now()): Promise<KeyView[]> {
   const file = lastUsedFile(deps.dir);
   const order: Record<KeyStatus, number> = { active: 0, expired: 1, revoked: 2 };
-  const views = await Promise.all((await stored(() => deps.store().list())).map(async (k) => {
+  let records: KeyRecord[];
+  try {
+    records = await deps.store().list();
+  } catch (e) {
+    // Team mode with the store unreachable: the keys this daemon still serves (the page says degraded).
+    if (!(e instanceof KeyStoreUnavailable) || !deps.loaded) return stored(() => Promise.reject(e));
+    records = deps.loaded();
+  }
+  const views = await Promise.all(records.map(async (k) => {
     const fromFile = file[k.id] ? Date.parse(file[k.id]!) : NaN;
     const seen = deps.lastUsed?.(k.id);
     const best = Math.max(Number.isNaN(fromFile) ? -Infinity : fromFile, seen ?? -Infinity);

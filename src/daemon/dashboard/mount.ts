@@ -68,6 +68,7 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
   const keyDeps: KeyDeps = {
     dir: opts.dir,
     store: () => opts.daemon().ctx.keys.store,
+    loaded: () => opts.daemon().ctx.keys.loaded(),
     reloadKeys: () => opts.daemon().ctx.keys.reload(),
     lastUsed: (id) => opts.recorder()?.lastUsed(id),
     standing: (k) => opts.daemon().ctx.limits.standing(k),
