@@ -152,7 +152,9 @@ describe('postgres: notifications and two daemons at once', () => {
     got = next();
     await writer.revoke('announced');
     expect(await got).toBe(record.id);
+    got = next();
     const session = await writer.createSession('chat', LEASE);
+    expect(await got).toBe(session.record.id);
     got = next();
     await writer.removeSession(session.record.id);
     expect(await got).toBe(session.record.id);

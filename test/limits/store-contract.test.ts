@@ -23,6 +23,13 @@ interface Backend { name: string; open(): Promise<LimitStore>; teardown(): Promi
 
 let postgres: TestPostgres;
 const pools: pg.Pool[] = [];
+/** A pool ended before the server stops; a connection the stopping server cuts meanwhile is no test's failure. */
+const pool = (connectionString: string, max: number): pg.Pool => {
+  const p = new pg.Pool({ connectionString, max });
+  p.on('error', () => {});
+  pools.push(p);
+  return p;
+};
 beforeAll(async () => { postgres = await startPostgres(); }, 120_000);
 afterAll(async () => {
   await Promise.all(pools.filter((p) => !p.ended).map((p) => p.end()));
@@ -45,9 +52,9 @@ async function freshDatabase(): Promise<string> {
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const url = postgres.url.replace(/\/postgres$/, `/${name}`);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
-  await migratePg(pool);
-  await pool.end();
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  await migratePg(db);
+  await db.end();
   return url;
 }
 
@@ -55,7 +62,7 @@ const postgresBackend = async (): Promise<Backend> => {
   const url = await freshDatabase();
   return {
     name: 'postgres',
-    open: async () => { const pool = new pg.Pool({ connectionString: url, max: 8 }); return new PgLimitStore(pool, () => pool.end()); },
+    open: async () => { const p = pool(url, 8); return new PgLimitStore(p, () => p.end()); },
     teardown: async () => {},
   };
 };
@@ -137,7 +144,7 @@ describe('three daemons on one PostgreSQL store', () => {
   let stores: LimitStore[];
   beforeAll(async () => {
     const url = await freshDatabase();
-    stores = [0, 1, 2].map(() => { const pool = new pg.Pool({ connectionString: url, max: 8 }); pools.push(pool); return new PgLimitStore(pool); });
+    stores = [0, 1, 2].map(() => new PgLimitStore(pool(url, 8)));
   });
 
   it('reserving at once, they never let a key past its rpm, its concurrency or its budget', async () => {
@@ -160,20 +167,16 @@ describe('three daemons on one PostgreSQL store', () => {
   });
 
   it('a database of a newer schema is refused with a clear message', async () => {
-    const url = await freshDatabase();
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    pools.push(pool);
-    await pool.query('INSERT INTO gateway_schema (version, description) VALUES ($1, $2)', [PG_SCHEMA_VERSION + 1, 'from the future']);
-    await expect(migratePg(pool)).rejects.toThrow(/newer than this gateway understands/);
+    const db = pool(await freshDatabase(), 1);
+    await db.query('INSERT INTO gateway_schema (version, description) VALUES ($1, $2)', [PG_SCHEMA_VERSION + 1, 'from the future']);
+    await expect(migratePg(db)).rejects.toThrow(/newer than this gateway understands/);
   });
 });
 
 describe('PostgreSQL: settlements written back after an outage, and old claims pruned', () => {
   let store: PgLimitStore;
   beforeAll(async () => {
-    const pool = new pg.Pool({ connectionString: await freshDatabase(), max: 4 });
-    pools.push(pool);
-    store = new PgLimitStore(pool);
+    store = new PgLimitStore(pool(await freshDatabase(), 4));
   });
 
   it('a write-back counts each request once: an open claim is settled, a missing one added, a repeat or a late settlement changes nothing', async () => {
