@@ -79,10 +79,19 @@ function isPositiveNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0;
 }
 
+/** config.json as written (an object; a missing file is `{}`); invalid JSON throws clearly. */
+export function readRawConfig(dir: string): Record<string, unknown> {
+  const raw = readJsonSync<unknown>(configPath(dir), {});
+  return isObject(raw) ? raw : {};
+}
+
 /** The config with defaults applied; a missing file is all defaults, invalid JSON throws clearly. */
 export function readConfig(dir: string): GatewayConfig {
-  const raw = readJsonSync<Record<string, unknown>>(configPath(dir), {});
-  const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
+  return parseConfig(readRawConfig(dir));
+}
+
+/** config.json's content (as readRawConfig gives it, or the team's sections over it) with defaults applied. */
+export function parseConfig(obj: Record<string, unknown>): GatewayConfig {
   const configured = configuredProviders(obj.providers);
   const names = [...BUILTIN_PROVIDERS.flatMap((p) => [p.id, ...p.aliases]), ...Object.keys(configured.stored)];
   const aliases: Record<string, string> = {};

@@ -44,6 +44,11 @@ function indexPath(dir: string): string {
 export function readKeyPoolIndex(dir: string): KeyPoolIndex {
   let raw: unknown;
   try { raw = readJsonSync<unknown>(indexPath(dir), {}); } catch { return {}; }
+  return parseKeyPoolIndex(raw);
+}
+
+/** The index in `raw` (the file's content, or team mode's shared copy): what is not a label list of a provider is left out. */
+export function parseKeyPoolIndex(raw: unknown): KeyPoolIndex {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return {};
   const out: KeyPoolIndex = {};
   for (const [p, labels] of Object.entries(raw)) {
@@ -59,7 +64,8 @@ export function storedLabels(dir: string, provider: string): string[] {
   return [DEFAULT_LABEL, ...(readKeyPoolIndex(dir)[provider] ?? [])];
 }
 
-function writeIndex(dir: string, index: KeyPoolIndex): void {
+/** Replaces the whole index (team mode writes the team's copy here). */
+export function writeKeyPoolIndex(dir: string, index: KeyPoolIndex): void {
   writePrivateFileSync(indexPath(dir), JSON.stringify(index, null, 2) + '\n');
 }
 
@@ -69,7 +75,7 @@ export function addPoolLabel(dir: string, provider: string, label: string): void
   const index = readKeyPoolIndex(dir);
   const labels = index[provider] ?? [];
   if (labels.includes(label)) return;
-  writeIndex(dir, { ...index, [provider]: [...labels, label] });
+  writeKeyPoolIndex(dir, { ...index, [provider]: [...labels, label] });
 }
 
 /** Unlists a label, or every extra label of the provider when `label` is undefined. */
@@ -79,5 +85,5 @@ export function removePoolLabel(dir: string, provider: string, label?: string): 
   const rest = label === undefined ? [] : index[provider].filter((l) => l !== label);
   if (rest.length) index[provider] = rest;
   else delete index[provider];
-  writeIndex(dir, index);
+  writeKeyPoolIndex(dir, index);
 }
