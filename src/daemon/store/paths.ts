@@ -24,6 +24,8 @@ export const FILES = {
   teamConfig: 'team-config.json',
   /** Team mode: config.json as it was before a daemon joining a team took the team's shared sections. */
   configBeforeTeam: 'config.before-team.json',
+  /** Held while config.json or key-pools.json is read, changed and written back (store/state-lock.ts). */
+  configLock: 'config.lock',
 } as const;
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -11,7 +11,8 @@
 //   setting the last writer wins (logged). A change with a problem is not published (logged; the
 //   CLI says so); one made while the store is unreachable or the daemon stopped is published later;
 // - the team's document is written back into the files, so `gateway models aliases`, `providers
-//   list` and every other reader on this machine see what the team serves;
+//   list` and every other reader on this machine see what the team serves (holding the state
+//   directory's lock, which the CLI holds while it edits them: neither undoes the other);
 // - the first daemon on an empty store seeds it from its own files; a daemon joining a team takes
 //   the team's sections over its own (kept in config.before-team.json when they differed).
 // The daemon serves the document it applied, never an unpublished local edit. Each daemon reads
@@ -20,6 +21,7 @@
 import type { PoolClient } from 'pg';
 import { isConnectionError, type SharedStore } from './shared-store.js';
 import { keepBeforeTeam, readLocal, readTeamBase, writeLocal, writeTeamBase, type LocalConfig, type TeamBase } from './shared-config-files.js';
+import { tryLockState } from './state-lock.js';
 import {
   applyPatch, changedSections, docProblems, mergePatch, normalizeDoc, overwrittenPaths, patchPaths, sameJson, withShared, type SharedDoc,
 } from './shared-config.js';
@@ -31,6 +33,8 @@ export const CONFIG_RECHECK_ENV = 'GATEWAY_CONFIG_RECHECK_SECONDS';
 const DEFAULT_RECHECK_MS = 30_000;
 /** setInterval's longest delay; a longer one would fire at once. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** How soon the team's config is written into the files again when a CLI command held them. */
+const FILE_RETRY_MS = 20;
 
 /** The backstop's period: GATEWAY_CONFIG_RECHECK_SECONDS (a positive number of seconds), else 30 s. */
 export function configRecheckMs(env: NodeJS.ProcessEnv): number {
@@ -65,6 +69,9 @@ export class TeamConfig {
   private queue: Promise<unknown> = Promise.resolve();
   private lastNote = '';
   private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** The files could not be read when the version served came: it is written into them at the next sync. */
+  private filesBehind = false;
   private readonly offs: Array<() => void> = [];
   private readonly changeHooks = new Set<() => void>();
 
@@ -119,6 +126,7 @@ export class TeamConfig {
     clearInterval(this.timer);
     for (const off of this.offs) off();
     await this.queue;
+    clearTimeout(this.retry);
   }
 
   private catchUp(): void {
@@ -154,7 +162,7 @@ export class TeamConfig {
       this.join(local, r.version);
     } else {
       this.o.log(`store: the team's config starts from this daemon's config.json as version ${r.version.version}`);
-      this.take(r.version, local);
+      this.take(r.version);
     }
   }
 
@@ -184,6 +192,8 @@ export class TeamConfig {
       if (patch) await this.publishEdit(patch);
       const current = await this.fetch(this.seen);
       if (current) this.apply(current);
+      // The files lag what is served when config.json could not be read when it came: now perhaps.
+      else if (this.filesBehind) this.writeFiles();
     } catch (e) {
       const why = isConnectionError(e) ? this.o.shared.describeError(e) : (e as Error).message;
       this.note(`store: the team's config could not be read or written (${why}); trying again`);
@@ -223,25 +233,43 @@ export class TeamConfig {
     this.take(v);
   }
 
-  /**
-   * Serves `v` and writes it into the files; what was edited here and is not in it (a change
-   * refused, or not yet published) stays in the files on top of it. A config.json that cannot be
-   * read now is left alone, and the base with it, so that the edit is measured right once it can.
-   */
-  private take(v: Version, local?: LocalConfig): void {
+  /** Serves `v` from now on, and writes it into the files. */
+  private take(v: Version): void {
     this.applied = v;
     this.seen = Math.max(this.seen, v.version);
     this.lastNote = '';
-    let now = local;
-    if (!now) {
-      try { now = readLocal(this.o.dir); } catch { return; }
+    this.writeFiles();
+  }
+
+  /**
+   * Writes the version served into the files, holding the state directory's lock; while a CLI
+   * command holds it, tries again shortly (the daemon never waits on it). What was edited here and
+   * is not in the version (a change refused, or not yet published) stays in the files on top of
+   * it. A config.json that cannot be read is left alone, and the base with it, so that the edit is
+   * measured right once it can be.
+   */
+  private writeFiles(): void {
+    clearTimeout(this.retry);
+    const release = tryLockState(this.o.dir);
+    if (!release) {
+      this.retry = setTimeout(() => this.writeFiles(), FILE_RETRY_MS);
+      this.retry.unref();
+      return;
     }
-    const pending = mergePatch(this.base.doc, now.doc);
-    const files = pending ? normalizeDoc(applyPatch(v.doc, pending)) : v.doc;
-    writeLocal(this.o.dir, now, files);
-    const left = mergePatch(v.doc, files) !== undefined;
-    this.base = { store: this.o.shared.display, version: v.version, doc: v.doc };
-    this.saveBase(left ? { unpublished: 'not published yet' } : {});
+    try {
+      const v = this.applied;
+      let now: LocalConfig;
+      try { now = readLocal(this.o.dir); } catch { this.filesBehind = true; return; }
+      this.filesBehind = false;
+      const pending = mergePatch(this.base.doc, now.doc);
+      const files = pending ? normalizeDoc(applyPatch(v.doc, pending)) : v.doc;
+      writeLocal(this.o.dir, now, files);
+      const left = mergePatch(v.doc, files) !== undefined;
+      this.base = { store: this.o.shared.display, version: v.version, doc: v.doc };
+      this.saveBase(left ? { unpublished: 'not published yet' } : {});
+    } finally {
+      release();
+    }
   }
 
   private saveBase(extra: { unpublished?: string }): void {
