@@ -8,7 +8,7 @@
 // published, a bad document in the store is not applied (not even in part); a lost notification
 // is made up by the backstop, and by the listening connection coming back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -72,6 +72,8 @@ async function start(d: Daemon): Promise<void> {
 const file = (d: Daemon, name: string) => join(d.home, name);
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, any>;
 const logOf = (d: Daemon) => (existsSync(file(d, 'daemon.log')) ? readFileSync(file(d, 'daemon.log'), 'utf8') : '');
+/** The daemon writes its log in batches: a line is waited for. */
+const logged = (d: Daemon) => expect.poll(() => logOf(d), { timeout: 10_000 });
 const handEdit = (d: Daemon, edit: (c: Record<string, any>) => void) => {
   const c = existsSync(file(d, 'config.json')) ? readJson(file(d, 'config.json')) : {};
   edit(c);
@@ -100,8 +102,8 @@ async function storeWrite(): Promise<number> {
 }
 
 /** Waits until `model` is served on `d` as `upstream`; returns when that was first seen (ms since the epoch). */
-async function waitServed(d: Daemon, model: string, upstream: string): Promise<number> {
-  await expect.poll(() => servedAs(d, model), { timeout: 10_000, interval: 5 }).toBe(upstream);
+async function waitServed(d: Daemon, model: string, upstream: string, timeout = 10_000): Promise<number> {
+  await expect.poll(() => servedAs(d, model), { timeout, interval: 5 }).toBe(upstream);
   return Date.now();
 }
 
@@ -118,6 +120,7 @@ beforeAll(async () => {
   await root.end();
   url = postgres.url.replace(/\/postgres$/, '/team_config');
   admin = new pg.Pool({ connectionString: url, max: 2 });
+  admin.on('error', () => { /* its idle connections end while the server is stopped */ });
   [openai, anthropic, box] = await Promise.all([
     startMockProvider('openai'), startMockProvider('anthropic'),
     // An added provider that takes any key and records which one it got.
@@ -154,7 +157,7 @@ describe('three daemons on one database', () => {
     for (const d of [B, C]) copyFileSync(file(A, 'keys.json'), file(d, 'keys.json'));
 
     await start(A);
-    expect(logOf(A)).toContain('store: the team\'s config starts from this daemon\'s config.json as version 1');
+    await logged(A).toContain('store: the team\'s config starts from this daemon\'s config.json as version 1');
     await Promise.all([start(B), start(C)]);
 
     for (const d of [A, B, C]) expect(await servedAs(d, 'seeded'), d.name).toBe('gpt-seeded');
@@ -162,7 +165,7 @@ describe('three daemons on one database', () => {
     // B's files hold the team's sections; its own settings stay its own; the file as it was is kept.
     expect(readJson(file(B, 'config.json'))).toEqual({ aliases: { seeded: 'openai/gpt-seeded' }, bodyLimitBytes: 3_000_000 });
     expect(readJson(file(B, 'config.before-team.json')).aliases).toEqual({ mine: 'anthropic/claude-mine' });
-    expect(logOf(B)).toMatch(/store: joined the team's config \(version 1\): config\.json's own aliases differed and are now the team's \(the file as it was: .*config\.before-team\.json\)/);
+    await logged(B).toMatch(/store: joined the team's config \(version 1\): config\.json's own aliases differed and are now the team's \(the file as it was: .*config\.before-team\.json\)/);
     expect(readJson(file(C, 'config.json'))).toEqual({ aliases: { seeded: 'openai/gpt-seeded' } });
   }, 60_000);
 
@@ -178,8 +181,8 @@ describe('three daemons on one database', () => {
     timings['alias: store write → served on C'] = c - written;
     // Every reader on C's machine sees the team's alias.
     expect(JSON.parse((await cli(C, ['models', 'aliases', '--json'])).stdout)).toEqual({ seeded: 'openai/gpt-seeded', fast: 'openai/gpt-fast' });
-    expect(logOf(B)).toContain('store: applied the team\'s config version 2 from a: aliases changed');
-    expect(logOf(A)).toContain('store: published config.json\'s change to aliases.fast as the team\'s config version 2');
+    await logged(B).toContain('store: applied the team\'s config version 2 from a: aliases changed');
+    await logged(A).toContain('store: published config.json\'s change to aliases.fast as the team\'s config version 2');
   }, 30_000);
 
   it('a fallback set through A\'s CLI is served by B and C', async () => {
@@ -241,14 +244,29 @@ describe('three daemons on one database', () => {
     }
   }, 30_000);
 
+  it('a daemon leaves its files alone while a CLI command is changing them, and writes the team\'s change once it is done', async () => {
+    // What a CLI command holds between reading config.json and writing it back (store/state-lock.ts).
+    writeFileSync(file(B, 'config.lock'), '', { mode: 0o600 });
+    try {
+      expect((await cli(A, ['models', 'alias', 'locked', 'openai/gpt-locked'])).code).toBe(0);
+      await waitServed(B, 'locked', 'gpt-locked');
+      expect(readJson(file(B, 'config.json')).aliases.locked).toBeUndefined();
+    } finally {
+      rmSync(file(B, 'config.lock'), { force: true });
+    }
+    await expect.poll(() => readJson(file(B, 'config.json')).aliases.locked, { timeout: 10_000, interval: 5 }).toBe('openai/gpt-locked');
+  }, 30_000);
+
   it('the cache marks and usage.prices are the team\'s; every other setting stays each machine\'s own', async () => {
     handEdit(A, (c) => {
       c.cache = { ttl: '1h' };
       c.usage = { retentionDays: 7, prices: { 'openai/gpt-one': { input: 1, output: 2 } } };
       c.upstreamTimeoutSeconds = 30;
     });
-    await expect.poll(() => readJson(file(B, 'config.json')), { timeout: 10_000, interval: 5 })
-      .toMatchObject({ cache: { ttl: '1h' }, usage: { prices: { 'openai/gpt-one': { input: 1, output: 2 } } } });
+    for (const d of [B, C]) {
+      await expect.poll(() => readJson(file(d, 'config.json')), { timeout: 10_000, interval: 5 })
+        .toMatchObject({ cache: { ttl: '1h' }, usage: { prices: { 'openai/gpt-one': { input: 1, output: 2 } } } });
+    }
     const b = readJson(file(B, 'config.json'));
     expect(b.usage).toEqual({ prices: { 'openai/gpt-one': { input: 1, output: 2 } } });
     expect(b.upstreamTimeoutSeconds).toBeUndefined();
@@ -261,7 +279,7 @@ describe('three daemons on one database', () => {
     handEdit(C, (c) => { c.aliases.hand = 'anthropic/claude-hand'; });
     // From the file's write: C's file watch waits 50 ms for the editor to be done.
     timings['hand edit on C → served on A'] = (await waitServed(A, 'hand', 'anthropic/claude-hand')) - edited;
-    expect(logOf(C)).toContain('store: published config.json\'s change to aliases.hand');
+    await logged(C).toContain('store: published config.json\'s change to aliases.hand');
 
     expect((await cli(A, ['stop'])).code).toBe(0);
     A.pid = 0;
@@ -274,15 +292,15 @@ describe('three daemons on one database', () => {
     await start(A);
     await waitServed(C, 'fast', 'gpt-fast-from-a');
     expect(await servedAs(B, 'fast')).toBe('gpt-fast-from-a');
-    expect(logOf(A)).toContain('store: published config.json\'s change to aliases.fast as the team\'s config version');
-    expect(logOf(A)).toContain('it replaced aliases.fast, which another daemon had changed since (last writer wins)');
+    await logged(A).toContain('store: published config.json\'s change to aliases.fast as the team\'s config version');
+    await logged(A).toContain('it replaced aliases.fast, which another daemon had changed since (last writer wins)');
     // What B did meanwhile and A did not touch stays.
     expect(await servedAs(A, 'two')).toBe('gpt-two');
   }, 60_000);
 
   it('a change with a problem is not published, and the CLI says so; fixed, it is', async () => {
     handEdit(A, (c) => { c.routing.retries = -1; c.aliases.newer = 'openai/gpt-newer'; });
-    await expect.poll(() => logOf(A), { timeout: 10_000 }).toMatch(/store: config\.json's change to .*routing\.retries.* is not published to the team: routing\.retries must be a whole number ≥ 0, not -1; the team's config \(version \d+\) stays/);
+    await logged(A).toMatch(/store: config\.json's change to .*routing\.retries.* is not published to the team: routing\.retries must be a whole number ≥ 0, not -1; the team's config \(version \d+\) stays/);
     const other = await cli(A, ['models', 'alias', 'other', 'openai/gpt-other']);
     expect(other.code).toBe(0);
     expect(other.stderr).toMatch(/warning: the change is not the team's yet: not published to the team: routing\.retries must be a whole number ≥ 0, not -1/);
@@ -304,7 +322,7 @@ describe('three daemons on one database', () => {
     const v = Number(rows[0]!.version) + 1;
     await admin.query("SELECT pg_notify('gateway_config', $1)", [String(v)]);
     for (const d of [A, B, C]) {
-      await expect.poll(() => logOf(d), { timeout: 10_000 }).toContain(`store: the team's config version ${v} (from psql) is not applied: aliases.fast "nowhere/gpt-x" names an unknown provider "nowhere"`);
+      await logged(d).toContain(`store: the team's config version ${v} (from psql) is not applied: aliases.fast "nowhere/gpt-x" names an unknown provider "nowhere"`);
       expect(await servedAs(d, 'fast'), d.name).toBe('gpt-fast-from-a');
       expect((await chat(d, 'sneaky')).status, d.name).toBe(400);
     }
@@ -313,6 +331,20 @@ describe('three daemons on one database', () => {
     expect((await cli(C, ['models', 'alias', 'fast', 'anthropic/claude-fast'])).code).toBe(0);
     await waitServed(A, 'fast', 'anthropic/claude-fast');
     expect(await servedAs(A, 'sneaky')).toBe('gpt-sneaky');
+  }, 60_000);
+
+  it('a change made while the store is unreachable is published once it is back', async () => {
+    postgres.stop();
+    try {
+      const r = await cli(A, ['models', 'alias', 'offline', 'openai/gpt-offline']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('warning: the change is not the team\'s yet: the store is unreachable; the gateway publishes the change once it is back');
+    } finally {
+      postgres.start();
+    }
+    // The daemons find the store again (their probes back off to 5 s at most), then A publishes.
+    await waitServed(B, 'offline', 'gpt-offline', 30_000);
+    await logged(A).toContain('store: published config.json\'s change to aliases.offline');
   }, 60_000);
 
   it('a change whose notification was lost arrives by the backstop', async () => {
@@ -336,5 +368,7 @@ describe('three daemons on one database', () => {
     const files = Object.values(daemons).flatMap((d) => ['config.json', 'team-config.json', 'key-pools.json', 'daemon.log'].map((f) => file(d, f))).filter((p) => existsSync(p));
     const texts = [...outputs, ...files.map((p) => readFileSync(p, 'utf8'))];
     for (const k of Object.values(BOX_KEY)) for (const t of texts) expect(t).not.toContain(k);
+    // And no state lock is left behind by the CLI or a daemon.
+    for (const d of Object.values(daemons)) expect(existsSync(file(d, 'config.lock')), d.name).toBe(false);
   });
 });
