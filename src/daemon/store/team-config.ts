@@ -113,7 +113,7 @@ export class TeamConfig {
 
   /**
    * Publishes what was changed here since the base, then reads the store's current version. True
-   * when what the daemon serves changed. Never throws: trouble is logged (once per distinct text).
+   * when what the daemon serves changed. Trouble with the store is logged (once per distinct text), not thrown.
    */
   sync(): Promise<boolean> {
     const run = this.queue.then(() => this.syncNow());
@@ -130,7 +130,9 @@ export class TeamConfig {
   }
 
   private catchUp(): void {
-    void this.sync().then((changed) => { if (changed) for (const fn of this.changeHooks) fn(); });
+    void this.sync()
+      .then((changed) => { if (changed) for (const fn of this.changeHooks) fn(); })
+      .catch((e: unknown) => this.note(`store: the team's config could not be taken: ${(e as Error).message}`));
   }
 
   private async start(): Promise<void> {
@@ -195,9 +197,10 @@ export class TeamConfig {
       // The files lag what is served when config.json could not be read when it came: now perhaps.
       else if (this.filesBehind) this.writeFiles();
     } catch (e) {
-      const why = isConnectionError(e) ? this.o.shared.describeError(e) : (e as Error).message;
+      const unreachable = isConnectionError(e);
+      const why = unreachable ? this.o.shared.describeError(e) : (e as Error).message;
       this.note(`store: the team's config could not be read or written (${why}); trying again`);
-      if (patch) this.saveBase({ unpublished: 'the store is unreachable; the gateway publishes the change once it is back' });
+      if (patch) this.saveBase({ unpublished: unreachable ? 'the store is unreachable; the gateway publishes the change once it is back' : why });
     }
     return this.applied.version !== before;
   }
@@ -252,7 +255,9 @@ export class TeamConfig {
     clearTimeout(this.retry);
     const release = tryLockState(this.o.dir);
     if (!release) {
-      this.retry = setTimeout(() => this.writeFiles(), FILE_RETRY_MS);
+      this.retry = setTimeout(() => {
+        try { this.writeFiles(); } catch (e) { this.note(`store: the team's config could not be written into the files: ${(e as Error).message}`); }
+      }, FILE_RETRY_MS);
       this.retry.unref();
       return;
     }
@@ -264,9 +269,10 @@ export class TeamConfig {
       const pending = mergePatch(this.base.doc, now.doc);
       const files = pending ? normalizeDoc(applyPatch(v.doc, pending)) : v.doc;
       writeLocal(this.o.dir, now, files);
-      const left = mergePatch(v.doc, files) !== undefined;
+      // An edit still not in the version keeps the reason it is not (refused, store unreachable).
+      const unpublished = mergePatch(v.doc, files) !== undefined ? this.base.unpublished ?? 'not published yet' : undefined;
       this.base = { store: this.o.shared.display, version: v.version, doc: v.doc };
-      this.saveBase(left ? { unpublished: 'not published yet' } : {});
+      this.saveBase(unpublished ? { unpublished } : {});
     } finally {
       release();
     }
