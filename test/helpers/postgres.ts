@@ -84,8 +84,3 @@ function pgUser(): { uid: number; gid: number } {
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }
-
-/** `pg_dump` of the database at `url` (plain SQL, every table's rows): what a backup of the store holds. */
-export function pgDump(url: string): string {
-  return execFileSync(join(binDir(), 'pg_dump'), ['--no-owner', url], { encoding: 'utf8', timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
-}

@@ -8,13 +8,13 @@
 // published, a bad document in the store is not applied (not even in part); a lost notification
 // is made up by the backstop, and by the listening connection coming back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
-import { pgDump, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 interface Daemon { name: string; home: string; env: Record<string, string>; url: string; pid: number }
 
@@ -39,7 +39,7 @@ function daemonEnv(name: string, extra: Record<string, string> = {}): Record<str
     GATEWAY_ANTHROPIC_BASE_URL: anthropic.origin, GATEWAY_ANTHROPIC_API_KEY: anthropic.key,
     GATEWAY_DAEMON_ID: name,
     // An hour: within a test, only a notification (or a reconnection) brings a change.
-    GATEWAY_STORE_RECHECK_SECONDS: '3600',
+    GATEWAY_CONFIG_RECHECK_SECONDS: '3600',
     // Each daemon its own keychain, as on its own machine.
     GATEWAY_KEYCHAIN_SERVICE: `model-gateway-test-team-${name}-${process.pid}-${randomBytes(3).toString('hex')}`,
     ...extra,
@@ -115,10 +115,7 @@ async function status(d: Daemon): Promise<{ routing: { retries: number } }> {
 
 beforeAll(async () => {
   postgres = await startPostgres();
-  const root = new pg.Pool({ connectionString: postgres.url, max: 1 });
-  await root.query('CREATE DATABASE team_config');
-  await root.end();
-  url = postgres.url.replace(/\/postgres$/, '/team_config');
+  url = await postgres.database('team_config');
   admin = new pg.Pool({ connectionString: url, max: 2 });
   admin.on('error', () => { /* its idle connections end while the server is stopped */ });
   [openai, anthropic, box] = await Promise.all([
@@ -151,12 +148,10 @@ describe('three daemons on one database', () => {
     C = newHome('c');
     handEdit(A, (c) => { c.aliases = { seeded: 'openai/gpt-seeded' }; c.bodyLimitBytes = 2_000_000; });
     handEdit(B, (c) => { c.aliases = { mine: 'anthropic/claude-mine' }; c.bodyLimitBytes = 3_000_000; });
-    // Proxy keys are per state directory until they live in the store: one key record, copied.
+    await start(A);
+    // A proxy key made through A is the team's (keys live in the store).
     proxyKey = (await cli(A, ['keys', 'create', '--name', 'team'])).stdout.trim();
     expect(proxyKey).toMatch(/^sk-proxy-/);
-    for (const d of [B, C]) copyFileSync(file(A, 'keys.json'), file(d, 'keys.json'));
-
-    await start(A);
     await logged(A).toContain('store: the team\'s config starts from this daemon\'s config.json as version 1');
     await Promise.all([start(B), start(C)]);
 
@@ -224,7 +219,7 @@ describe('three daemons on one database', () => {
   }, 60_000);
 
   it('the database holds the team\'s config and no provider key', async () => {
-    const dump = pgDump(url);
+    const dump = postgres.dump('team_config');
     expect(dump).toContain(`${box.origin}/v1`);
     expect(dump).toContain('"spare"');
     for (const k of [...Object.values(BOX_KEY), openai.key, anthropic.key]) expect(dump).not.toContain(k);
@@ -348,8 +343,7 @@ describe('three daemons on one database', () => {
   }, 60_000);
 
   it('a change whose notification was lost arrives by the backstop', async () => {
-    const D = newHome('d', { GATEWAY_STORE_RECHECK_SECONDS: '0.5' });
-    copyFileSync(file(A, 'keys.json'), file(D, 'keys.json'));
+    const D = newHome('d', { GATEWAY_CONFIG_RECHECK_SECONDS: '0.5' });
     await start(D);
     expect(await servedAs(D, 'fast')).toBe('anthropic/claude-fast');
     await admin.query(`UPDATE shared_config SET version = version + 1, doc = (doc::jsonb || jsonb_build_object('aliases', (doc->'aliases')::jsonb || '{"quiet": "openai/gpt-quiet"}'))::json, updated_by = 'psql', updated_at = now()`);
