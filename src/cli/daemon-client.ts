@@ -193,6 +193,26 @@ export async function reloadAndReport(dir: string): Promise<void> {
   const r = await reloadIfRunning(dir);
   if (r === 'reloaded') process.stderr.write('The running gateway reloaded.\n');
   else if (r !== 'not-running') process.stderr.write(`warning: the running gateway did not reload (${r.failed}); restart it: ${gatewayCmd('stop')} && ${gatewayCmd('start')}\n`);
+  const team = await unpublishedTeamChange(dir, r !== 'not-running');
+  if (team) process.stderr.write(`warning: the change is not the team's yet: ${team}\n`);
+}
+
+/**
+ * Team mode: why a change this state directory's files hold in the team's shared settings is not
+ * in the team's store yet (the daemon publishes it: store/team-config.ts); undefined when it is,
+ * or when the directory's daemon is not in a team.
+ */
+async function unpublishedTeamChange(dir: string, running: boolean): Promise<string | undefined> {
+  const { readTeamBase, unpublishedChange } = await import('../daemon/store/shared-config-files.js');
+  if (!readTeamBase(dir)) return undefined;
+  const { readConfig } = await import('../daemon/store/config.js');
+  const { cliStoreUrl, parseStoreUrl } = await import('../daemon/store/store-url.js');
+  try {
+    const url = cliStoreUrl(dir, process.env, readConfig(dir).storeUrl);
+    return url === undefined ? undefined : unpublishedChange(dir, parseStoreUrl(url).display, running);
+  } catch {
+    return undefined; // a config.json or store URL that cannot be read: the command that wrote it said so
+  }
 }
 
 /**

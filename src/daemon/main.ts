@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startDaemon, type Mount, type RunningDaemon } from './server.js';
-import { readConfig, type GatewayConfig } from './store/config.js';
+import { parseConfig, readConfig, readRawConfig, type GatewayConfig } from './store/config.js';
 import { DEFAULT_ROUTING, type RoutingSettings } from './routing/settings.js';
 import { DEFAULT_CACHE, type CacheSettings } from './caching/settings.js';
 import { createSecretSource } from './store/secret-source.js';
@@ -19,6 +19,7 @@ import { parseTelemetry } from './telemetry/index.js';
 import { exposureOf } from './http/exposure.js';
 import { parseStoreUrl, recordStoreUrl, storeUrlFrom } from './store/store-url.js';
 import { daemonIdOf, SharedStore } from './store/shared-store.js';
+import { configRecheckMs, TeamConfig } from './store/team-config.js';
 
 export interface RunDaemonOptions {
   host: string;
@@ -108,7 +109,13 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   const storeUrl = storeUrlFrom(opts.storeUrl, process.env, config.storeUrl);
   // Its name in the usage rows it records, on a laptop too (so a history moved into a team store says where it came from).
   const daemonId = daemonIdOf(process.env, opts.port);
+  const recheckMs = storeUrl === undefined ? 0 : configRecheckMs(process.env);
   const shared = storeUrl === undefined ? undefined : await SharedStore.open({ store: parseStoreUrl(storeUrl), daemonId, log });
+  // Team mode: the shared sections of config.json are the team's (store/team-config.ts), caught up
+  // with before the daemon serves anything.
+  const team = shared ? await TeamConfig.open({ shared, dir, log, recheckMs }).catch(async (e: unknown) => { await shared.close(); throw e; }) : undefined;
+  const served = (): GatewayConfig => (team ? parseConfig(team.effective(readRawConfig(dir))) : readConfig(dir));
+  const startConfig = team ? served() : config;
   // A config problem is logged once per distinct text, not on every reload.
   let lastProblems = '';
   const reportProblems = (c: GatewayConfig) => {
@@ -136,6 +143,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       await daemon?.close(10_000);
       await recorder?.close(); // writes every row still queued
       await flushUsage();
+      await team?.close();
       await shared?.close();
       rmSync(join(dir, FILES.daemon), { force: true });
       log('stopped');
@@ -146,7 +154,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
 
   // Usage history and the dashboard: the store opens before the daemon listens; a store that
   // cannot open costs the history, never the gateway.
-  const history: UsageHistory | undefined = await openUsageHistory({ dir, config: config.usage, log })
+  const history: UsageHistory | undefined = await openUsageHistory({ dir, config: startConfig.usage, log })
     .catch((e: unknown) => { log(`usage history disabled: ${(e as Error).message}`); return undefined; });
   let recorder: UsageRecorder | undefined;
   const secrets = createSecretSource({ dir, env: process.env });
@@ -165,8 +173,9 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       ...(opts.behindProxy ? { behindProxy: opts.behindProxy } : {}),
       origins: originsFromEnv(process.env),
       timeouts: { headersMs: timeoutS * 1000 },
-      loadSettings: () => {
-        const c = readConfig(dir);
+      loadSettings: async () => {
+        await team?.sync();
+        const c = served();
         reportProblems(c);
         if (c.routing.problems.length === 0) routing = c.routing.settings;
         if (c.cache.problems.length === 0) cache = c.cache.settings;
@@ -176,12 +185,15 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
       mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
       onShutdown: () => { void stop().then(() => process.exit(0)); },
       telemetry: telemetry.settings,
-      prices: () => recorder?.prices ?? (prices ??= usageConfig(config.usage).prices),
+      prices: () => recorder?.prices ?? (prices ??= usageConfig(startConfig.usage).prices),
     });
   } catch (e) {
+    await team?.close();
     await shared?.close(); // a port already taken: nothing of this daemon stays connected
     throw e;
   }
+  // A new version of the team's config read from the store (notification, reconnection, backstop): served at once.
+  team?.onChange(() => { void daemon!.reload().catch((e: unknown) => log(`reload after a change of the team's config failed: ${(e as Error).message}`)); });
   // A daemon on port 0 is named by the port it got (`<hostname>:0` would be every such daemon's).
   const servedId = opts.port === 0 && !process.env.GATEWAY_DAEMON_ID?.trim() ? daemonIdOf(process.env, daemon.port) : daemonId;
   if (history) {

@@ -57,8 +57,8 @@ export interface DaemonOptions {
   origins?: Record<ProviderId, string>;
   timeouts?: Partial<UpstreamTimeouts>;
   settings?: Partial<DaemonSettings>;
-  /** Reads settings again on /admin/reload (config.json). */
-  loadSettings?: () => Partial<DaemonSettings>;
+  /** Reads settings again on /admin/reload (config.json; in team mode after catching up with the store). */
+  loadSettings?: () => Partial<DaemonSettings> | Promise<Partial<DaemonSettings>>;
   adminToken?: string;
   now?: () => number;
   /** Milliseconds since the epoch, what key expiry is judged by (tests move it instead of sleeping). */
@@ -143,7 +143,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const left = await new FileKeyRecords(opts.stateDir).list().catch(() => []);
     if (left.length > 0) log(`warning: team mode: the ${left.length} key(s) in ${FILES.keys} are not used; keys live in the store at ${opts.shared.display} now`);
   }
-  const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...opts.loadSettings?.() };
+  const settings: DaemonSettings = { bodyLimitBytes: 32 * 1024 * 1024, aliases: {}, ...opts.settings, ...(await opts.loadSettings?.()) };
   if (settings.providers) setConfiguredProviders(settings.providers);
   const providerKeys = new ProviderKeys(opts.secrets);
   await providerKeys.reload();
@@ -182,7 +182,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   // Settings first: a provider added, changed or removed in config.json is in the registry before
   // its key is looked up, and a removed one's connections are closed.
   const reload = async () => {
-    if (opts.loadSettings) Object.assign(settings, opts.loadSettings());
+    if (opts.loadSettings) Object.assign(settings, await opts.loadSettings());
     if (settings.providers) setConfiguredProviders(settings.providers);
     ctx.upstreams.prune();
     await keys.reload();

@@ -7,6 +7,7 @@ import type { ProviderDescriptor } from '../../providers/registry.js';
 import { join } from 'node:path';
 import { FILES, ensureStateDir } from './paths.js';
 import { readJsonSync } from './atomic.js';
+import { withStateLock } from './state-lock.js';
 import { parseRouting, type ParsedRouting } from '../routing/settings.js';
 import { parseCache, registryNames, type ParsedCache } from '../caching/settings.js';
 
@@ -79,10 +80,19 @@ function isPositiveNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0;
 }
 
+/** config.json as written (an object; a missing file is `{}`); invalid JSON throws clearly. */
+export function readRawConfig(dir: string): Record<string, unknown> {
+  const raw = readJsonSync<unknown>(configPath(dir), {});
+  return isObject(raw) ? raw : {};
+}
+
 /** The config with defaults applied; a missing file is all defaults, invalid JSON throws clearly. */
 export function readConfig(dir: string): GatewayConfig {
-  const raw = readJsonSync<Record<string, unknown>>(configPath(dir), {});
-  const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {};
+  return parseConfig(readRawConfig(dir));
+}
+
+/** config.json's content (as readRawConfig gives it, or the team's sections over it) with defaults applied. */
+export function parseConfig(obj: Record<string, unknown>): GatewayConfig {
   const configured = configuredProviders(obj.providers);
   const names = [...BUILTIN_PROVIDERS.flatMap((p) => [p.id, ...p.aliases]), ...Object.keys(configured.stored)];
   const aliases: Record<string, string> = {};
@@ -189,6 +199,15 @@ async function openConfStore(dir: string) {
 type ConfStore = Awaited<ReturnType<typeof openConfStore>>;
 
 /**
+ * Runs an edit (read, change, write) of config.json holding the state directory's lock, so that a
+ * team daemon writing the team's config into the file at that moment is not undone (state-lock.ts).
+ */
+async function editConf<T>(dir: string, edit: (store: ConfStore) => T): Promise<T> {
+  const store = await openConfStore(dir);
+  return withStateLock(dir, () => edit(store));
+}
+
+/**
  * Throws, naming each, the routing problems `next` (the aliases and routing section about to be
  * written) has that the file does not have already: an edit is refused for what it would break,
  * not for a hand-made mistake elsewhere that the daemon is already warning about.
@@ -206,10 +225,11 @@ export async function setAlias(dir: string, name: string, targets: string | read
   const list = typeof targets === 'string' ? [targets] : [...targets];
   if (list.length === 0) throw new Error(`alias "${name}" needs at least one target`);
   for (const t of list) validateAliasTarget(t);
-  const store = await openConfStore(dir);
-  const aliases = { ...(store.get('aliases') ?? {}), [name]: list.length === 1 ? list[0]! : list };
-  refuseNewRoutingProblems(store, { aliases });
-  store.set('aliases', aliases);
+  await editConf(dir, (store) => {
+    const aliases = { ...(store.get('aliases') ?? {}), [name]: list.length === 1 ? list[0]! : list };
+    refuseNewRoutingProblems(store, { aliases });
+    store.set('aliases', aliases);
+  });
 }
 
 /** Sets the targets tried after `model` (any name a client sends: bare, provider/model, an alias). */
@@ -217,59 +237,63 @@ export async function setFallbacks(dir: string, model: string, targets: readonly
   if (!/^\S{1,200}$/.test(model)) throw new Error(`model "${model}" must be a name a client sends, without spaces`);
   if (targets.length === 0) throw new Error(`give ${model} at least one fallback target (provider/model)`);
   for (const t of targets) validateAliasTarget(t, 'fallback target');
-  const store = await openConfStore(dir);
-  const routing = { ...(store.get('routing') ?? {}) };
-  routing.fallbacks = { ...(isObject(routing.fallbacks) ? routing.fallbacks : {}), [model]: [...targets] };
-  refuseNewRoutingProblems(store, { routing });
-  store.set('routing', routing);
+  await editConf(dir, (store) => {
+    const routing = { ...(store.get('routing') ?? {}) };
+    routing.fallbacks = { ...(isObject(routing.fallbacks) ? routing.fallbacks : {}), [model]: [...targets] };
+    refuseNewRoutingProblems(store, { routing });
+    store.set('routing', routing);
+  });
 }
 
 /** Removes the fallbacks of `model`; true when it had some. */
 export async function removeFallbacks(dir: string, model: string): Promise<boolean> {
-  const store = await openConfStore(dir);
-  const routing = { ...(store.get('routing') ?? {}) };
-  const fallbacks = isObject(routing.fallbacks) ? { ...routing.fallbacks } : {};
-  if (!Object.hasOwn(fallbacks, model)) return false;
-  delete fallbacks[model];
-  if (Object.keys(fallbacks).length > 0) routing.fallbacks = fallbacks;
-  else delete routing.fallbacks;
-  store.set('routing', routing);
-  return true;
+  return editConf(dir, (store) => {
+    const routing = { ...(store.get('routing') ?? {}) };
+    const fallbacks = isObject(routing.fallbacks) ? { ...routing.fallbacks } : {};
+    if (!Object.hasOwn(fallbacks, model)) return false;
+    delete fallbacks[model];
+    if (Object.keys(fallbacks).length > 0) routing.fallbacks = fallbacks;
+    else delete routing.fallbacks;
+    store.set('routing', routing);
+    return true;
+  });
 }
 
 /** True when the alias existed. */
 export async function removeAlias(dir: string, name: string): Promise<boolean> {
-  const store = await openConfStore(dir);
-  const aliases = { ...(store.get('aliases') ?? {}) };
-  if (!(name in aliases)) return false;
-  delete aliases[name];
-  store.set('aliases', aliases);
-  return true;
+  return editConf(dir, (store) => {
+    const aliases = { ...(store.get('aliases') ?? {}) };
+    if (!(name in aliases)) return false;
+    delete aliases[name];
+    store.set('aliases', aliases);
+    return true;
+  });
 }
 
 export async function setLastChatModel(dir: string, model: string): Promise<void> {
-  const store = await openConfStore(dir);
-  store.set('lastChatModel', model);
+  await editConf(dir, (store) => store.set('lastChatModel', model));
 }
 
 /** Adds or replaces a configured provider (already checked by configured.ts). True when it replaced one. */
 export async function setProviderConfig(dir: string, name: string, stored: StoredProvider): Promise<boolean> {
-  const store = await openConfStore(dir);
-  const providers = { ...(store.get('providers') ?? {}) };
-  const existed = Object.hasOwn(providers, name);
-  providers[name] = stored;
-  store.set('providers', providers);
-  return existed;
+  return editConf(dir, (store) => {
+    const providers = { ...(store.get('providers') ?? {}) };
+    const existed = Object.hasOwn(providers, name);
+    providers[name] = stored;
+    store.set('providers', providers);
+    return existed;
+  });
 }
 
 /** Removes a configured provider; true when there was one. */
 export async function removeProviderConfig(dir: string, name: string): Promise<boolean> {
-  const store = await openConfStore(dir);
-  const providers = { ...(store.get('providers') ?? {}) };
-  if (!Object.hasOwn(providers, name)) return false;
-  delete providers[name];
-  store.set('providers', providers);
-  return true;
+  return editConf(dir, (store) => {
+    const providers = { ...(store.get('providers') ?? {}) };
+    if (!Object.hasOwn(providers, name)) return false;
+    delete providers[name];
+    store.set('providers', providers);
+    return true;
+  });
 }
 
 /** Reads config.json and puts its providers into the registry (the CLI at start, the daemon on every reload). */

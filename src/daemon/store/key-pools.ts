@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { FILES } from './paths.js';
 import { readJsonSync, writePrivateFileSync } from './atomic.js';
+import { withStateLock } from './state-lock.js';
 
 /** The label of the key `providers set <p>` (without --add) stores, and every single key has. */
 export const DEFAULT_LABEL = 'default';
@@ -44,6 +45,11 @@ function indexPath(dir: string): string {
 export function readKeyPoolIndex(dir: string): KeyPoolIndex {
   let raw: unknown;
   try { raw = readJsonSync<unknown>(indexPath(dir), {}); } catch { return {}; }
+  return parseKeyPoolIndex(raw);
+}
+
+/** The index in `raw` (the file's content, or team mode's shared copy): what is not a label list of a provider is left out. */
+export function parseKeyPoolIndex(raw: unknown): KeyPoolIndex {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return {};
   const out: KeyPoolIndex = {};
   for (const [p, labels] of Object.entries(raw)) {
@@ -59,25 +65,31 @@ export function storedLabels(dir: string, provider: string): string[] {
   return [DEFAULT_LABEL, ...(readKeyPoolIndex(dir)[provider] ?? [])];
 }
 
-function writeIndex(dir: string, index: KeyPoolIndex): void {
+/** Replaces the whole index (team mode writes the team's copy here, holding the state lock). */
+export function writeKeyPoolIndex(dir: string, index: KeyPoolIndex): void {
   writePrivateFileSync(indexPath(dir), JSON.stringify(index, null, 2) + '\n');
 }
 
 /** Lists an extra label (at the end of the pool); `default` is never listed. */
 export function addPoolLabel(dir: string, provider: string, label: string): void {
   if (label === DEFAULT_LABEL) return;
-  const index = readKeyPoolIndex(dir);
-  const labels = index[provider] ?? [];
-  if (labels.includes(label)) return;
-  writeIndex(dir, { ...index, [provider]: [...labels, label] });
+  withStateLock(dir, () => {
+    const index = readKeyPoolIndex(dir);
+    const labels = index[provider] ?? [];
+    if (labels.includes(label)) return;
+    writeKeyPoolIndex(dir, { ...index, [provider]: [...labels, label] });
+  });
 }
 
 /** Unlists a label, or every extra label of the provider when `label` is undefined. */
 export function removePoolLabel(dir: string, provider: string, label?: string): void {
-  const index = readKeyPoolIndex(dir);
-  if (!index[provider]) return;
-  const rest = label === undefined ? [] : index[provider].filter((l) => l !== label);
-  if (rest.length) index[provider] = rest;
-  else delete index[provider];
-  writeIndex(dir, index);
+  if (!readKeyPoolIndex(dir)[provider]) return; // nothing to unlist (the state directory may not even exist)
+  withStateLock(dir, () => {
+    const index = readKeyPoolIndex(dir);
+    if (!index[provider]) return;
+    const rest = label === undefined ? [] : index[provider].filter((l) => l !== label);
+    if (rest.length) index[provider] = rest;
+    else delete index[provider];
+    writeKeyPoolIndex(dir, index);
+  });
 }

@@ -20,6 +20,12 @@ export const FILES = {
    * until they are written back to it (SQLite, the laptop's limit ledger's schema).
    */
   limitOutbox: 'limit-outbox.db',
+  /** Team mode: the team's shared config as this state directory last took it (store/team-config.ts); no secret in it. */
+  teamConfig: 'team-config.json',
+  /** Team mode: config.json as it was before a daemon joining a team took the team's shared sections. */
+  configBeforeTeam: 'config.before-team.json',
+  /** Held while config.json or key-pools.json is read, changed and written back (store/state-lock.ts). */
+  configLock: 'config.lock',
 } as const;
 
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {

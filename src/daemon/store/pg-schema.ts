@@ -228,6 +228,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 5,
+    description: 'shared config: the routing and configured providers every daemon serves, one versioned document',
+    sql: `
+      -- One row: the document (store/shared-config.ts names its sections; never a provider key)
+      -- and its version, raised by one under the row's lock for each change, which is announced
+      -- on the gateway_config channel. json, not jsonb: the files it is written back into keep
+      -- their order.
+      CREATE TABLE shared_config (
+        id boolean PRIMARY KEY DEFAULT true CHECK (id),
+        version bigint NOT NULL,
+        doc json NOT NULL,
+        updated_by text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      INSERT INTO shared_config (version, doc, updated_by) VALUES (0, '{}', '');
+    `,
+  },
+  {
     version: 6,
     description: 'degraded mode: a heartbeat per daemon (the local share of a limit while the store is unreachable), settlements written back once by request id, old claims pruned into a total, the window passed in',
     sql: `
