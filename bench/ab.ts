@@ -6,7 +6,7 @@
 // three times: telemetry off, the default (/metrics on), and on with /metrics scraped every second
 // and OTLP export to a sink (#23); `--sample R` traces that share of requests.
 // With `--limited` each daemon also runs with its key that has a budget and rate limits no request
-// reaches (#21). Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
+// reaches (#21). `--conc 16,64` picks the concurrencies. Not the benchmark of record (`npm run bench` is): no interference checks, no report file.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDaemon } from './build.ts';
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   // Off, the default (/metrics on and not scraped, no OTLP), and on (scraped, OTLP traces and metrics).
   const sampled = argv.includes('--sample') ? `,${arg('--sample', '1')}` : '';
   const variants = telemetry ? [['telemetry off', '--telemetry=off'], ['telemetry default', undefined], ['telemetry on', `--telemetry=on,http://127.0.0.1:${sink!.info.port}${sampled}`]] : [[undefined, undefined]];
+  // --nopush: also the same with traces only (no OTLP metrics push), to tell the two costs apart.
+  if (telemetry && argv.includes('--nopush')) variants.push(['telemetry on, no metrics push', `--telemetry=on,http://127.0.0.1:${sink!.info.port},${sampled.slice(1)},nometrics`]);
   for (const [i, dir] of dirs.entries()) {
     for (const [label, flag] of variants) {
       const d = await startServer<{ port: number; pid: number; proxyKey: string; limitedKey?: string }>(`daemon${i}${label ? ` ${label}` : ''}`, 0, [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), dir, origin, ...(argv.includes('--bare') ? ['--bare'] : []), ...(flag ? [flag] : [])]);
@@ -52,7 +54,7 @@ async function main(): Promise<void> {
     ...daemons,
   ];
   for (const t of targets) await runWrk({ ...t, bodyFile, connections: 16, seconds: 2 }, 1);
-  for (const c of [1, 16, 64]) {
+  for (const c of argv.includes('--conc') ? arg('--conc', '16').split(',').map(Number) : [1, 16, 64]) {
     const res: Record<string, { rps: number[]; cpu: number[] }> = Object.fromEntries(targets.map((t) => [t.name, { rps: [], cpu: [] }]));
     for (let rep = 0; rep < REPS; rep++) {
       for (const t of targets) {

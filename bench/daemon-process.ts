@@ -21,9 +21,9 @@ const telemetryArg = process.argv.find((a) => a.startsWith('--telemetry='))?.sli
 const telemetry = telemetryArg === undefined ? undefined
   : telemetryArg === 'off' ? { metrics: false }
   : (() => {
-    // on,<origin>[,<trace sample ratio>]
-    const [, endpoint, ratio] = telemetryArg.split(',');
-    return { otlp: { endpoint, metrics: true, metricsIntervalSeconds: 1, ...(ratio === undefined ? {} : { sampleRatio: Number(ratio) }) } };
+    // on,<origin>[,<trace sample ratio>[,nometrics]]: `nometrics` exports traces only (no metrics push)
+    const [, endpoint, ratio, what] = telemetryArg.split(',');
+    return { otlp: { endpoint, metrics: what !== 'nometrics', metricsIntervalSeconds: 1, ...(ratio === undefined || ratio === '' ? {} : { sampleRatio: Number(ratio) }) } };
   })();
 // A module of the build by its path; a build from before the daemon's folders (bench/ab.ts --dir
 // an older commit) has it at its old path, given second.

@@ -17,7 +17,7 @@ const ONLY = argv.includes('--only') ? argv[argv.indexOf('--only') + 1]!.split('
 
 const body = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a terse assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
 const responses = (model: string, extra: Record<string, unknown> = {}) => JSON.stringify({ model, instructions: 'You are a terse assistant.', input: 'Say hello in five words.', max_output_tokens: 64, ...extra });
-const scenarios: Array<{ id: string; path: string; body: string; subscriber?: boolean; floor?: boolean; limited?: boolean; telemetry?: boolean; sample?: number }> = [
+const scenarios: Array<{ id: string; path: string; body: string; subscriber?: boolean; floor?: boolean; limited?: boolean; telemetry?: boolean; sample?: number; noPush?: boolean }> = [
   { id: 'floor', path: '/v1/chat/completions', body: body('gpt-5.4'), floor: true },
   { id: 'native-openai', path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'native-openai-subscriber', path: '/openai/v1/chat/completions', body: body('gpt-5.4'), subscriber: true },
@@ -41,6 +41,8 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   { id: 'native-openai-telemetry', telemetry: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   // The same with no request sampled: what OTLP costs besides the spans.
   { id: 'native-openai-telemetry-unsampled', telemetry: true, sample: 0, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
+  // And without the metrics push: what the push costs.
+  { id: 'native-openai-telemetry-unsampled-nopush', telemetry: true, sample: 0, noPush: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'gemini-gemini', path: '/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
   { id: 'native-gemini', path: '/gemini/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
   { id: 'responses-anthropic-unstored', path: '/v1/responses', body: responses('anthropic/claude-opus-5', { store: false }) },
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
     const file = join(dir, `${s.id}.cpuprofile`);
     const hook = ['--import', join(BENCH_DIR, 'profile-hook.ts')];
     const sink = s.telemetry ? await startServer<{ port: number }>('otlp sink', 1, [process.execPath, join(BENCH_DIR, 'otlp-sink.ts')]) : undefined;
-    const script = s.floor ? [join(BENCH_DIR, 'floor.ts'), origin] : [join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, ...(sink ? [`--telemetry=on,http://127.0.0.1:${sink.info.port}${s.sample === undefined ? '' : `,${s.sample}`}`] : [])];
+    const script = s.floor ? [join(BENCH_DIR, 'floor.ts'), origin] : [join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, ...(sink ? [`--telemetry=on,http://127.0.0.1:${sink.info.port},${s.sample ?? ''}${s.noPush ? ',nometrics' : ''}`] : [])];
     const d = await startServer<{ port: number; pid: number; proxyKey?: string; limitedKey?: string; adminToken?: string }>(s.id, 0, [process.execPath, ...hook, ...script], { env: { BENCH_PROFILE: file } });
     const bf = join(dir, `${s.id}.body.json`);
     writeFileSync(bf, s.body);

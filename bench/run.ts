@@ -9,7 +9,7 @@ import { cpus, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDaemon } from './build.ts';
 import {
-  BENCH_DIR, busyPct, cpuTimes, cpuUs, have, interferenceProbe, log, median, peakRssMiB, percentile, PIN, pinSelf, ROOT, runWrk,
+  BENCH_DIR, busyPct, cpuTimes, cpuUs, have, interferenceProbe, log, median, peakRssMiB, percentile, PIN, pinSelf, ROOT, runBounded, runWrk,
   sleep, startServer, startWorker, stopAll, waitQuiet, type Started, type WrkResult,
 } from './lib.ts';
 import { spin } from './probe.ts';
@@ -301,6 +301,8 @@ async function main(): Promise<void> {
   type DaemonInfo = { port: number; pid: number; proxyKey: string };
   const telOff = await startServer<DaemonInfo>('daemon, telemetry off', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--telemetry=off']);
   const telOn = await startServer<DaemonInfo>('daemon, telemetry on', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port}`]);
+  // And on with a tenth of the traces sampled (telemetry.otlp.sampleRatio 0.1), the usual setting for a busy service.
+  const telSampled = await startServer<DaemonInfo>('daemon, telemetry on, 10% sampled', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port},0.1`]);
   let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
   let portkeyNa: string | undefined;
   if (PEERS) {
@@ -309,7 +311,7 @@ async function main(): Promise<void> {
 
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, telSampled.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
   const limited = { authorization: `Bearer ${d.limitedKey ?? d.proxyKey}` };
@@ -370,7 +372,7 @@ async function main(): Promise<void> {
   }
 
   // #23's rows, measured in their own section: native and one translated door, on each telemetry daemon.
-  const telemetryTargets = ([['off', telOff.info], ['on', telOn.info]] as const).flatMap(([mode, info]): Target[] => {
+  const telemetryTargets = ([['off', telOff.info], ['on', telOn.info], ['sampled', telSampled.info]] as const).flatMap(([mode, info]): Target[] => {
     const headers = { authorization: `Bearer ${info.proxyKey}` };
     return [
       { id: `telemetry-${mode}-native`, label: `native /openai, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers, shape: openaiShape, streamNa: 'not measured' },
@@ -434,7 +436,9 @@ async function main(): Promise<void> {
   const telBodies = new Map(telemetryTargets.filter((t) => !t.na).map((t) => [t.id, bodyFile(t.body)]));
   const tel = new Map<string, Step[]>();
   let scrapes = 0;
-  const scrape = setInterval(() => { void fetch(`http://127.0.0.1:${telOn.info.port}/metrics`).then((r) => r.text()).then(() => { scrapes++; }, () => {}); }, 1000);
+  const scrape = setInterval(() => {
+    for (const d of [telOn, telSampled]) void fetch(`http://127.0.0.1:${d.info.port}/metrics`).then((r) => r.text()).then(() => { scrapes++; }, () => {});
+  }, 1000);
   try {
     for (const t of telemetryTargets.filter((x) => !x.na)) await step(t, 16, WARMUP, telBodies.get(t.id)!, false);
     for (let rep = 0; rep < REPS; rep++) {
@@ -445,6 +449,14 @@ async function main(): Promise<void> {
       }
     }
   } finally { clearInterval(scrape); }
+
+  // The SDK's own cost per traced request, on the daemon's core once the daemons are idle.
+  let otelFloor: { sdkUs: number; serializeUs: number; totalUs: number; bytesPerRequest: number } | undefined;
+  try {
+    const r = await runBounded([node, join(BENCH_DIR, 'otel-floor.ts')], { core: SERVER_CORE, timeoutMs: 120_000 });
+    otelFloor = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as typeof otelFloor;
+    log(`OpenTelemetry SDK floor: ${otelFloor!.totalUs.toFixed(1)} µs per traced request`);
+  } catch (e) { log(`OpenTelemetry SDK floor: not measured (${(e as Error).message})`); }
 
   // Streams: c=1, sequential, in interleaved rounds, each gated and retried like a step.
   type StreamResult = { ttfb: number[]; total: number[]; chunks: number[]; delay: number[]; error?: string };
@@ -611,20 +623,24 @@ async function main(): Promise<void> {
 
   // Telemetry
   const telPaths = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
-  const telRatio = (p: string) => {
+  const telRatio = (p: string, mode = 'on') => {
     const off = tel.get(`telemetry-off-${p}`) ?? [];
-    const on = tel.get(`telemetry-on-${p}`) ?? [];
+    const on = tel.get(`telemetry-${mode}-${p}`) ?? [];
     return median(on.map((x, i) => x.rps / off[i]!.rps - 1));
   };
-  L.push('## Telemetry (c=16): off, and on with /metrics scraped every second and OTLP export on', '');
-  L.push('| path | off req/s | on req/s | change (paired) | off CPU/req | on CPU/req |', '|---|---:|---:|---:|---:|---:|');
+  L.push('## Telemetry (c=16): off, and on with /metrics scraped every second and OTLP export on (every trace, and a tenth)', '');
+  L.push('| path | off req/s | on req/s | change (paired) | on, 10% sampled req/s | change (paired) | off CPU/req | on CPU/req | 10% sampled CPU/req |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [p, label] of telPaths) {
-    const off = tel.get(`telemetry-off-${p}`) ?? [];
-    const on = tel.get(`telemetry-on-${p}`) ?? [];
-    if (off.length === 0 || on.length === 0) { L.push(`| ${label} | n/a | n/a | | | |`); continue; }
-    L.push(`| ${label} | ${int(median(off.map((x) => x.rps)))} | ${int(median(on.map((x) => x.rps)))} | ${signedPct(telRatio(p))} | ${us(median(off.map((x) => x.cpuPerReq)))} | ${us(median(on.map((x) => x.cpuPerReq)))} |`);
+    const [off, on, sampled] = ['off', 'on', 'sampled'].map((m) => tel.get(`telemetry-${m}-${p}`) ?? []);
+    if (off!.length === 0 || on!.length === 0 || sampled!.length === 0) { L.push(`| ${label} | n/a | n/a | | n/a | | | | |`); continue; }
+    const cpu = (xs: Step[]) => us(median(xs.map((x) => x.cpuPerReq)));
+    L.push(`| ${label} | ${int(median(off!.map((x) => x.rps)))} | ${int(median(on!.map((x) => x.rps)))} | ${signedPct(telRatio(p))} | ${int(median(sampled!.map((x) => x.rps)))} | ${signedPct(telRatio(p, 'sampled'))} | ${cpu(off!)} | ${cpu(on!)} | ${cpu(sampled!)} |`);
   }
-  L.push('', `The "on" daemon was scraped ${scrapes} times during its steps; CPU/req is the daemon's own (user + system).`, '');
+  L.push('', `The "on" daemons were scraped ${scrapes} times during their steps; CPU/req is the daemon's own (user + system).`);
+  if (otelFloor) {
+    L.push(`The OpenTelemetry JS SDK alone, outside the gateway (bench/otel-floor.ts: a request's two spans with the daemon's attributes, batched and serialized to OTLP protobuf, not sent), costs ${otelFloor.totalUs.toFixed(1)} µs of CPU per request (${otelFloor.sdkUs.toFixed(1)} µs the spans, ${otelFloor.serializeUs.toFixed(1)} µs the serializer; ${otelFloor.bytesPerRequest} bytes): the least tracing every request can add while it uses these packages.`);
+  }
+  L.push('');
 
   // Targets
   const rows: Array<[string, string, string, boolean | undefined]> = [];
@@ -632,7 +648,9 @@ async function main(): Promise<void> {
     const off = tel.get(`telemetry-off-${p}`) ?? [];
     if (off.length === 0) { rows.push(['#23', `${label}: telemetry on within ${pct(T.telemetry)} of off (req/s, c=16)`, 'n/a', undefined]); continue; }
     const r = telRatio(p);
-    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(r)}`, r > -T.telemetry]);
+    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export of every trace) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(r)}`, r > -T.telemetry]);
+    const s = telRatio(p, 'sampled');
+    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export, 10% of traces) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(s)}`, s > -T.telemetry]);
   }
   const overC = (f: (c: number) => number, fmt: (x: number) => string, ok: (x: number) => boolean): [string, boolean] => {
     const xs = CONCURRENCY.map((c) => [c, f(c)] as const);
