@@ -41,7 +41,7 @@ if (flag('--help') || flag('-h')) {
                      on the machine (default 120); after that it measures as is and flags it
   --no-build         skip tsc; run the last good build
   --only team        only the team-mode rows (#22): the same build on SQLite and on a throwaway
-                     PostgreSQL (--store), with a key that has limits (about 3 min)
+                     PostgreSQL (--store), with a key that has limits (3–5 min)
 `);
   process.exit(0);
 }
@@ -287,12 +287,14 @@ async function startTeam(buildDir: string, origin: string): Promise<{ targets: T
   const script = [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), buildDir, origin];
   const sqlite = await startServer<DaemonInfo>('team daemon, SQLite', SERVER_CORE, script);
   const pg = await startServer<DaemonInfo>('team daemon, PostgreSQL', SERVER_CORE, [...script, `--store=${teamPg.url}`]);
-  const targets = ([['sqlite', sqlite.info], ['pg', pg.info]] as const).flatMap(([store, info]): Target[] => {
+  const infos = { sqlite: sqlite.info, pg: pg.info };
+  const targets = TEAM_STORES.flatMap(([store, name]): Target[] => {
+    const info = infos[store];
     const headers = { authorization: `Bearer ${info.limitedKey ?? info.proxyKey}` };
     const base = { kind: 'context' as const, provider: 'openai' as const, port: info.port, pid: info.pid, streamPath: '', streamBody: '', headers, streamNa: 'not measured', ...(store === 'pg' ? { alsoPids: () => teamPg!.pids() } : {}), ...(info.limitedKey ? {} : { na: 'build without limits' }) };
     return [
-      { ...base, id: `team-${store}-native`, label: `native /openai, ${store === 'pg' ? 'PostgreSQL' : 'SQLite'}`, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), shape: openaiShape },
-      { ...base, id: `team-${store}-translated`, label: `messages → OpenAI, ${store === 'pg' ? 'PostgreSQL' : 'SQLite'}`, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), shape: anthropicShape },
+      { ...base, id: `team-${store}-native`, label: `native /openai, ${name}`, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), shape: openaiShape },
+      { ...base, id: `team-${store}-translated`, label: `messages → OpenAI, ${name}`, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), shape: anthropicShape },
     ];
   });
   return { targets, pids: [sqlite.info.pid, pg.info.pid] };
