@@ -7,8 +7,10 @@
 // usage history and the log cost on top. `--telemetry=off` turns metrics off (config.json
 // `telemetry.metrics: false`), `--telemetry=on,<origin>` exports traces and the metrics (every
 // second) over OTLP to that origin, for the telemetry rows; without either, the defaults (/metrics
-// on, no OTLP). Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
-// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare] [--telemetry=off|on,<origin>[,<trace sample ratio>]]
+// on, no OTLP). `--store=<postgres url>` runs it in team mode (#22) on that database; its two keys
+// are then made through the admin API once it listens, as `gateway keys create` makes them, so they
+// are kept wherever the build keeps a team's keys. Prints {"url","port","pid","adminToken","proxyKey","limitedKey"}.
+// Usage: node bench/daemon-process.ts <build dir> <mock origin> [--bare] [--telemetry=off|on,<origin>[,<trace sample ratio>]] [--store=<url>]
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +19,8 @@ import { pathToFileURL } from 'node:url';
 const buildDir = resolve(process.argv[2]!);
 const origin = process.argv[3]!;
 const bare = process.argv.includes('--bare');
+const storeUrl = process.argv.find((a) => a.startsWith('--store='))?.slice('--store='.length);
+if (bare && storeUrl !== undefined) throw new Error('--store runs the daemon as `gateway start` does; it does not go with --bare');
 const telemetryArg = process.argv.find((a) => a.startsWith('--telemetry='))?.slice('--telemetry='.length);
 const telemetry = telemetryArg === undefined ? undefined
   : telemetryArg === 'off' ? { metrics: false }
@@ -55,12 +59,17 @@ writeFileSync(join(stateDir, 'config.json'), JSON.stringify({
 }), { mode: 0o600 });
 process.env.GATEWAY_COMPAT_API_KEY = 'sk-bench-compat';
 process.env.GATEWAY_NOCACHE_API_KEY = 'sk-ant-bench';
-const { key } = new KeyStore(stateDir).create({ name: 'bench' });
 // A key with a budget and rate limits no row reaches, for the rows that price checking them
 // (reserve at admission, settle at the end); a build from before limits ignores them.
-const { key: limitedKey } = new KeyStore(stateDir).create({
-  name: 'bench-limited', limits: { budget: { usd: 1_000_000, period: 'day' }, rpm: 100_000_000, tpm: 1_000_000_000_000, concurrency: 100_000 },
-});
+const LIMITS = { budget: '1000000/day', rpm: 100_000_000, tpm: 1_000_000_000_000, concurrency: 100_000 };
+let key: string | undefined;
+let limitedKey: string | undefined;
+if (storeUrl === undefined) {
+  ({ key } = new KeyStore(stateDir).create({ name: 'bench' }));
+  ({ key: limitedKey } = new KeyStore(stateDir).create({
+    name: 'bench-limited', limits: { budget: { usd: 1_000_000, period: 'day' }, rpm: LIMITS.rpm, tpm: LIMITS.tpm, concurrency: LIMITS.concurrency },
+  }));
+}
 process.on('exit', () => rmSync(stateDir, { recursive: true, force: true }));
 
 let url: string;
@@ -79,7 +88,19 @@ if (bare) {
   const { batchedLog } = await mod('daemon/observe/log-writer.js', 'daemon/log-writer.js');
   const logFd = openSync(join(stateDir, 'daemon.log'), 'a', 0o600);
   // runDaemon drains and exits on SIGTERM/SIGINT itself.
-  url = (await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log })).url;
+  url = (await runDaemon({ host: '127.0.0.1', port: 0, stateDir, log: batchedLog((text: string) => writeSync(logFd, text)).log, ...(storeUrl ? { storeUrl } : {}) })).url;
   adminToken = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+  if (storeUrl !== undefined) {
+    key = await createKey(url, adminToken, { name: 'bench' });
+    limitedKey = await createKey(url, adminToken, { name: 'bench-limited', ...LIMITS });
+  }
+}
+
+/** A proxy key made by `POST /admin/keys` (the local admin token, from this machine). */
+async function createKey(base: string, token: string, body: Record<string, unknown>): Promise<string> {
+  const r = await fetch(`${base}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await r.text();
+  if (r.status !== 201) throw new Error(`POST /admin/keys answered ${r.status}: ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { key: string }).key;
 }
 process.stdout.write(JSON.stringify({ url, port: Number(new URL(url).port), pid: process.pid, adminToken, proxyKey: key, limitedKey }) + '\n');

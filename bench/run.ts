@@ -14,6 +14,7 @@ import {
 } from './lib.ts';
 import { spin } from './probe.ts';
 import { startPortkey } from './portkey.ts';
+import { startPostgres, type BenchPostgres } from './postgres.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -39,9 +40,18 @@ if (flag('--help') || flag('-h')) {
   --max-wait S       seconds the bench may spend in all waiting for / retrying after other load
                      on the machine (default 120); after that it measures as is and flags it
   --no-build         skip tsc; run the last good build
+  --only team        only the team-mode rows (#22): the same build on SQLite and on a throwaway
+                     PostgreSQL (--store), with a key that has limits (3–5 min)
 `);
   process.exit(0);
 }
+const ONLY = (() => {
+  const i = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
+  if (i === -1) return undefined;
+  const v = argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+  if (v !== 'team') throw new Error('--only takes: team');
+  return v;
+})();
 const QUICK = flag('--quick');
 const PEERS = flag('--peers');
 const REPS = opt('--reps', QUICK ? 1 : 5);
@@ -66,6 +76,9 @@ const WAIT_BUDGET_MS = opt('--max-wait', 120) * 1000;
 const budgetLeft = () => Math.max(0, WAIT_BUDGET_MS - interference.waitedMs - interference.retriedMs);
 const waitMs = () => Math.min(QUIET_WAIT_MS, budgetLeft());
 let ourPids: number[] = [];
+/** The team rows' PostgreSQL server, whose processes (its backends come and go) count as the bench's own. */
+let teamPg: BenchPostgres | undefined;
+const ours = () => (teamPg ? [...ourPids, ...teamPg.pids()] : ourPids);
 const interference = { waitedMs: 0, retriedMs: 0, retries: 0, hostRetries: 0 };
 // Host speed: a fixed loop timed on both cores; > HOST_SLOW × its usual time means the VM's host
 // is busy (invisible from inside), so wait before a step and retry a step that ran during it.
@@ -95,7 +108,7 @@ async function waitHost(maxMs: number): Promise<number> {
 
 // Targets from the issues (#2 core, #3 unified, #4 events subscriber). The TTFB and per-chunk
 // targets ("no added delay beyond the floor's") get a stated tolerance for measurement noise.
-const T = { nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65, telemetry: 0.05 };
+const T = { teamPgVsSqlite: 0.9, nativeVsFloor: 0.85, addedP50VsFloorUs: 60, ttfbToleranceUs: 60, vsPortkey: 15, unifiedVsFloor: 0.5, unifiedVsNativeP50: 2, chunkToleranceUs: 20, subscriber: 0.10, fastPathVsFloor: 0.9, translatedVsFloor: 0.65, telemetry: 0.05 };
 
 /** The hub's doors at the root, the issue that set their targets, and the provider each serves untranslated. */
 const DOORS: ReadonlyArray<{ kind: Target['kind']; name: string; issue: string; fastPath: string }> = [
@@ -170,6 +183,8 @@ interface Target {
   /** Set when the path does not work (yet): reported as n/a (reason). */
   na?: string;
   streamNa?: string;
+  /** Other processes serving this path whose CPU per request is reported too (the team rows' PostgreSQL). */
+  alsoPids?: () => number[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,7 +227,7 @@ function bodyFile(body: string): string {
   return f;
 }
 
-interface Step { rps: number; p50: number; p99: number; cpuPerReq: number; busy: number[]; errors: number; requests: number; foreignPct: number; stealPct: number; hostSlow: number; attempts: number }
+interface Step { rps: number; p50: number; p99: number; cpuPerReq: number; alsoCpuPerReq?: number; busy: number[]; errors: number; requests: number; foreignPct: number; stealPct: number; hostSlow: number; attempts: number }
 
 async function step(t: Target, c: number, seconds: number, bf: string, retry = true): Promise<Step> {
   let best: Step | undefined;
@@ -220,20 +235,23 @@ async function step(t: Target, c: number, seconds: number, bf: string, retry = t
     let before = 1;
     if (retry) {
       // The previous step's own measurement serves as the quiet check when it just ended clean.
-      if (!(lastStepClean && Date.now() - lastStepEnd < 1000)) interference.waitedMs += await waitQuiet(() => ourPids, QUIET_PCT, waitMs());
+      if (!(lastStepClean && Date.now() - lastStepEnd < 1000)) interference.waitedMs += await waitQuiet(ours, QUIET_PCT, waitMs());
       before = await waitHost(waitMs());
     }
-    const probe = interferenceProbe(() => ourPids);
+    const probe = interferenceProbe(ours);
     const cpu0 = t.pid ? cpuUs(t.pid) : NaN;
+    const also0 = t.alsoPids ? cpuByPid(t.alsoPids()) : undefined;
     const times0 = cpuTimes();
     const r: WrkResult = await runWrk({ port: t.port, path: t.path, bodyFile: bf, headers: t.headers, connections: c, seconds }, LOAD_CORE);
     const busy = busyPct(times0, cpuTimes());
     const cpu1 = t.pid ? cpuUs(t.pid) : NaN;
+    // A process that started during the step (a new backend) counts whole; one that ended is lost.
+    const alsoUs = also0 ? [...cpuByPid(t.alsoPids!())].reduce((sum, [pid, us]) => sum + us - (also0.get(pid) ?? 0), 0) : NaN;
     const { foreignPct, stealPct } = probe();
     const hostSlow = retry ? Math.max(before, await hostSlowness()) : 1;
     lastStepClean = foreignPct < QUIET_PCT;
     lastStepEnd = Date.now();
-    const s: Step = { rps: r.rps, p50: r.p50, p99: r.p99, cpuPerReq: (cpu1 - cpu0) / Math.max(1, r.requests), busy, errors: r.errors, requests: r.requests, foreignPct, stealPct, hostSlow, attempts: attempt };
+    const s: Step = { rps: r.rps, p50: r.p50, p99: r.p99, cpuPerReq: (cpu1 - cpu0) / Math.max(1, r.requests), ...(also0 ? { alsoCpuPerReq: alsoUs / Math.max(1, r.requests) } : {}), busy, errors: r.errors, requests: r.requests, foreignPct, stealPct, hostSlow, attempts: attempt };
     const badness = (x: Step) => Math.max(x.foreignPct / DIRTY_PCT, x.hostSlow / HOST_SLOW);
     if (!best || badness(s) < badness(best)) best = { ...s };
     best.attempts = attempt;
@@ -245,6 +263,99 @@ async function step(t: Target, c: number, seconds: number, bf: string, retry = t
     }
   }
   return best!;
+}
+
+/** CPU time (µs) of each process in `pids` that still runs. */
+function cpuByPid(pids: number[]): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const pid of pids) { try { m.set(pid, cpuUs(pid)); } catch { /* exited */ } }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Team mode (#22): the same build twice, each with its key that has a budget, rpm, tpm and
+// concurrency limit no request reaches: as on a laptop (SQLite), and with `--store` on a throwaway
+// PostgreSQL, pinned to the load core (standing in for the database's own machine, so the daemon's
+// core does only the daemon's work). The native pass-through and the Messages door translated to
+// OpenAI, at each concurrency, interleaved like the main matrix.
+const TEAM_STORES = [['sqlite', 'SQLite'], ['pg', 'PostgreSQL']] as const;
+const TEAM_PATHS = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
+type DaemonInfo = { port: number; pid: number; proxyKey: string; limitedKey?: string; adminToken: string };
+
+async function startTeam(buildDir: string, origin: string): Promise<{ targets: Target[]; pids: number[] }> {
+  teamPg = await startPostgres(LOAD_CORE);
+  const script = [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), buildDir, origin];
+  const sqlite = await startServer<DaemonInfo>('team daemon, SQLite', SERVER_CORE, script);
+  const pg = await startServer<DaemonInfo>('team daemon, PostgreSQL', SERVER_CORE, [...script, `--store=${teamPg.url}`]);
+  const infos = { sqlite: sqlite.info, pg: pg.info };
+  const targets = TEAM_STORES.flatMap(([store, name]): Target[] => {
+    const info = infos[store];
+    const headers = { authorization: `Bearer ${info.limitedKey ?? info.proxyKey}` };
+    const base = { kind: 'context' as const, provider: 'openai' as const, port: info.port, pid: info.pid, streamPath: '', streamBody: '', headers, streamNa: 'not measured', ...(store === 'pg' ? { alsoPids: () => teamPg!.pids() } : {}), ...(info.limitedKey ? {} : { na: 'build without limits' }) };
+    return [
+      { ...base, id: `team-${store}-native`, label: `native /openai, ${name}`, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), shape: openaiShape },
+      { ...base, id: `team-${store}-translated`, label: `messages → OpenAI, ${name}`, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), shape: anthropicShape },
+    ];
+  });
+  return { targets, pids: [sqlite.info.pid, pg.info.pid] };
+}
+
+/** Warm-up, then reps × concurrency × path; steps by `${id}@${c}`. */
+async function measureTeam(targets: Target[]): Promise<Map<string, Step[]>> {
+  const out = new Map<string, Step[]>();
+  for (const t of targets) {
+    await preflight(t);
+    if (t.na) log(`${t.label}: n/a (${t.na})`);
+  }
+  const live = targets.filter((t) => !t.na);
+  const bodies = new Map(live.map((t) => [t.id, bodyFile(t.body)]));
+  for (const t of live) {
+    log(`warm-up ${t.label} (${WARMUP} s, c=16)`);
+    await step(t, 16, WARMUP, bodies.get(t.id)!, false);
+  }
+  let n = 0;
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const c of CONCURRENCY) {
+      for (const t of live) {
+        const s = await step(t, c, DURATION, bodies.get(t.id)!);
+        out.set(`${t.id}@${c}`, [...(out.get(`${t.id}@${c}`) ?? []), s]);
+        log(`team [${++n}/${REPS * CONCURRENCY.length * live.length}] c=${c} ${t.label}: ${int(s.rps)} req/s, ${us(s.cpuPerReq)} daemon CPU/req${s.alsoCpuPerReq === undefined ? '' : `, ${us(s.alsoCpuPerReq)} PostgreSQL CPU/req`}${s.errors ? `, ${s.errors} errors` : ''}`);
+      }
+    }
+  }
+  return out;
+}
+
+/** The team section's table and its target rows (PostgreSQL ≥ 90% of SQLite's req/s, paired per repetition). */
+function teamReport(team: Map<string, Step[]>, targets: Target[]): { lines: string[]; rows: Array<[string, string, string, boolean | undefined]> } {
+  const get = (id: string, c: number) => team.get(`${id}@${c}`) ?? [];
+  const med = (id: string, c: number, f: (s: Step) => number) => median(get(id, c).map(f));
+  const ratio = (p: string, c: number) => {
+    const pg = get(`team-pg-${p}`, c);
+    return median(get(`team-sqlite-${p}`, c).map((x, i) => (pg[i] ? pg[i]!.rps / x.rps : NaN)).filter(Number.isFinite));
+  };
+  const na = (p: string) => TEAM_STORES.map(([store]) => targets.find((t) => t.id === `team-${store}-${p}`)?.na).find(Boolean);
+  const L = ['## Team mode (#22): SQLite beside PostgreSQL (`--store`), a key with limits', ''];
+  L.push('| c | path | SQLite req/s | PostgreSQL req/s | PostgreSQL / SQLite (paired) | p50 SQLite / PostgreSQL | daemon CPU/req, SQLite | daemon CPU/req, PostgreSQL | PostgreSQL server CPU/req |');
+  L.push('|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const c of CONCURRENCY) {
+    for (const [p, label] of TEAM_PATHS) {
+      if (na(p)) { L.push(`| ${c} | ${label} | n/a (${na(p)}) | | | | | | |`); continue; }
+      const [sq, pg] = [`team-sqlite-${p}`, `team-pg-${p}`];
+      const warn = [sq, pg].some((id) => get(id, c).some((s) => s.foreignPct > DIRTY_PCT || s.hostSlow > HOST_SLOW)) ? ' ⚠' : '';
+      L.push(`| ${c} | ${label} | ${int(med(sq, c, (s) => s.rps))} | ${int(med(pg, c, (s) => s.rps))}${warn} | ${pct(ratio(p, c))} | ${us(med(sq, c, (s) => s.p50))} / ${us(med(pg, c, (s) => s.p50))} | ${us(med(sq, c, (s) => s.cpuPerReq))} | ${us(med(pg, c, (s) => s.cpuPerReq))} | ${us(med(pg, c, (s) => s.alsoCpuPerReq ?? NaN))} |`);
+    }
+  }
+  const errors = [...team.entries()].filter(([, ss]) => ss.some((s) => s.errors > 0));
+  L.push('', `Both daemons run as \`gateway start\` runs them, pinned to core ${SERVER_CORE}; the key has a budget, rpm, tpm and concurrency limit that no request reaches, so each request reserves and settles. PostgreSQL runs with its package's defaults (fsync and synchronous commit on) on a loopback port, pinned to core ${LOAD_CORE} beside the load generator and the mock. CPU per request: the daemon's own (user + system), and all of PostgreSQL's processes'.${errors.length ? ` Steps with errors: ${errors.map(([k, ss]) => `${k} (${ss.reduce((a, s) => a + s.errors, 0)})`).join(', ')}.` : ''}`, '');
+  const rows: Array<[string, string, string, boolean | undefined]> = [];
+  for (const [p, label] of TEAM_PATHS) {
+    const what = `${label}, key with limits: PostgreSQL store ≥ ${pct(T.teamPgVsSqlite)} of SQLite's req/s`;
+    if (na(p)) { rows.push(['#22', what, `n/a (${na(p)})`, undefined]); continue; }
+    const xs = CONCURRENCY.map((c) => [c, ratio(p, c)] as const);
+    rows.push(['#22', what, xs.map(([c, x]) => `c=${c}: ${pct(x)}`).join(' · '), xs.every(([, x]) => Number.isFinite(x) && x >= T.teamPgVsSqlite)]);
+  }
+  return { lines: L, rows };
 }
 
 function subscribe(port: number, token: string): Promise<{ stop: () => { events: number; bytes: number } }> {
@@ -285,6 +396,7 @@ async function main(): Promise<void> {
   pinSelf(LOAD_CORE);
   const build = buildDaemon(flag('--no-build'));
   tmp = mkdtempSync(join(tmpdir(), 'gateway-bench-run-'));
+  if (ONLY === 'team') return teamOnly(startedAt, build);
   const node = process.execPath;
 
   const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [node, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
@@ -298,11 +410,11 @@ async function main(): Promise<void> {
   // #23: the same daemon with telemetry off (no metrics, no OTLP), and with /metrics scraped every
   // second and OTLP export on (traces, and the metrics every second) to a sink that keeps nothing.
   const sink = await startServer<{ port: number; pid: number }>('otlp sink', LOAD_CORE, [node, join(BENCH_DIR, 'otlp-sink.ts')]);
-  type DaemonInfo = { port: number; pid: number; proxyKey: string };
   const telOff = await startServer<DaemonInfo>('daemon, telemetry off', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--telemetry=off']);
   const telOn = await startServer<DaemonInfo>('daemon, telemetry on', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port}`]);
   // And on with a tenth of the traces sampled (telemetry.otlp.sampleRatio 0.1), the usual setting for a busy service.
   const telSampled = await startServer<DaemonInfo>('daemon, telemetry on, 10% sampled', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port},0.1`]);
+  const team = await startTeam(build.dir, origin);
   let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
   let portkeyNa: string | undefined;
   if (PEERS) {
@@ -311,7 +423,7 @@ async function main(): Promise<void> {
 
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, telSampled.info.pid, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, telSampled.info.pid, ...team.pids, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
   const limited = { authorization: `Bearer ${d.limitedKey ?? d.proxyKey}` };
@@ -458,6 +570,8 @@ async function main(): Promise<void> {
     log(`OpenTelemetry SDK floor: ${otelFloor!.totalUs.toFixed(1)} µs per traced request`);
   } catch (e) { log(`OpenTelemetry SDK floor: not measured (${(e as Error).message})`); }
 
+  const teamSteps = await measureTeam(team.targets);
+
   // Streams: c=1, sequential, in interleaved rounds, each gated and retried like a step.
   type StreamResult = { ttfb: number[]; total: number[]; chunks: number[]; delay: number[]; error?: string };
   const streamTargets = targets.filter((t) => !t.na && !t.streamNa);
@@ -482,10 +596,10 @@ async function main(): Promise<void> {
     let keptBad = Infinity;
     let kf = 0, kh = 1;
     for (let attempt = 1; attempt <= MAX_RETRIES + 1; attempt++) {
-      interference.waitedMs += await waitQuiet(() => ourPids, QUIET_PCT, waitMs());
+      interference.waitedMs += await waitQuiet(ours, QUIET_PCT, waitMs());
       const before = await waitHost(waitMs());
       const t0 = Date.now();
-      const probe = interferenceProbe(() => ourPids);
+      const probe = interferenceProbe(ours);
       const r = JSON.parse(await client.call(cmd(STREAM_PER_ROUND))) as Record<string, StreamResult>;
       const { foreignPct } = probe();
       const host = Math.max(before, await hostSlowness());
@@ -504,6 +618,7 @@ async function main(): Promise<void> {
   const rss = { daemon: peakRssMiB(d.pid), floor: peakRssMiB(floor.info.pid), mock: peakRssMiB(mock.info.pid), portkey: portkey ? peakRssMiB(portkey.info.pid) : NaN };
 
   await stopAll();
+  teamPg?.destroy();
   rmSync(tmp, { recursive: true, force: true });
   const tookS = (Date.now() - startedAt) / 1000;
 
@@ -641,6 +756,8 @@ async function main(): Promise<void> {
     L.push(`The OpenTelemetry JS SDK alone, outside the gateway (bench/otel-floor.ts: a request's two spans with the daemon's attributes, batched and serialized to OTLP protobuf, not sent), costs ${otelFloor.totalUs.toFixed(1)} µs of CPU per request (${otelFloor.sdkUs.toFixed(1)} µs the spans, ${otelFloor.serializeUs.toFixed(1)} µs the serializer; ${otelFloor.bytesPerRequest} bytes): the least tracing every request can add while it uses these packages.`);
   }
   L.push('');
+  const teamOut = teamReport(teamSteps, team.targets);
+  L.push(...teamOut.lines);
 
   // Targets
   const rows: Array<[string, string, string, boolean | undefined]> = [];
@@ -761,6 +878,7 @@ async function main(): Promise<void> {
   if (nativeT.na || sub.error || sub.with.length === 0) rows.push(['#4', 'events subscriber changes native c=16 by < 10%', `n/a (${nativeT.na ?? sub.error ?? 'not run'})`, undefined]);
   else rows.push(['#4', `events subscriber changes native c=16 by < ${pct(T.subscriber)}`, `req/s ${signedPct(dRps)}, p50 ${signedPct(dP50)}`, Math.abs(dRps) < T.subscriber && Math.abs(dP50) < T.subscriber]);
 
+  rows.push(...teamOut.rows);
   L.push('## Targets', '');
   L.push('| issue | target | measured | result |', '|---|---|---|---|');
   for (const [issue, target, m, ok] of rows) L.push(`| ${issue} | ${target} | ${m} | ${verdict(ok)} |`);
@@ -772,7 +890,40 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${stamp}${PEERS ? '-peers' : ''}${QUICK ? '-quick' : ''}.md`);
   writeFileSync(file, md);
-  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, telemetry: Object.fromEntries(tel), streams, rss, build }, null, 1));
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, telemetry: Object.fromEntries(tel), team: Object.fromEntries(teamSteps), streams, rss, build }, null, 1));
+  process.stdout.write(md + '\n');
+  log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
+}
+
+/** `--only team`: the mock, the two team daemons and PostgreSQL; the team section and its targets. */
+async function teamOnly(startedAt: number, build: { dir: string; note: string }): Promise<void> {
+  const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
+  const team = await startTeam(build.dir, `http://127.0.0.1:${mock.info.port}`);
+  probe0 = await startWorker(SERVER_CORE, 'probe.ts');
+  for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
+  ourPids = [mock.info.pid, ...team.pids, probe0.pid];
+  const teamSteps = await measureTeam(team.targets);
+  await stopAll();
+  teamPg?.destroy();
+  rmSync(tmp, { recursive: true, force: true });
+  const tookS = (Date.now() - startedAt) / 1000;
+  const all = [...teamSteps.values()].flat();
+  const gitRev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  const srcDirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '';
+  const out = teamReport(teamSteps, team.targets);
+  const L = [`# model-gateway bench, team-mode rows only · ${new Date(startedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`, ''];
+  L.push(`- Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; loopback only. Daemons from ${build.dir.replace(ROOT + '/', '')} at ${gitRev}${srcDirty ? ' + uncommitted changes in src/' : ''} (${build.note}).`);
+  L.push(`- Method: \`wrk -t1 -c{1,16,64}\` POSTs for ${DURATION} s, ${REPS}× interleaved across the four rows, medians shown; ${WARMUP} s warm-up per row (c=16) not counted.${QUICK ? ' **--quick run: not meaningful.**' : ''}`);
+  L.push(`- Interference: other processes used a median ${median(all.map((s) => s.foreignPct)).toFixed(1)}% of a core during measured steps (max ${Math.max(...all.map((s) => s.foreignPct), 0).toFixed(0)}%; ${interference.retries} steps retried); host loop median ${median(all.map((s) => s.hostSlow)).toFixed(2)}× its usual time (${interference.hostRetries} steps retried). Took ${Math.floor(tookS / 60)} min ${Math.round(tookS % 60)} s.`, '');
+  L.push(...out.lines, '## Targets', '', '| issue | target | measured | result |', '|---|---|---|---|');
+  for (const [issue, target, m, ok] of out.rows) L.push(`| ${issue} | ${target} | ${m} | ${verdict(ok)} |`);
+  L.push('', `⚠ = at least one repetition ran while other processes used > ${DIRTY_PCT}% of a core or the host loop ran > ${HOST_SLOW}× slower than usual, even after retries.`, '');
+  const md = L.join('\n');
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${new Date(startedAt).toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z')}-team${QUICK ? '-quick' : ''}.md`);
+  writeFileSync(file, md);
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, QUICK, ONLY }, team: Object.fromEntries(teamSteps), build }, null, 1));
   process.stdout.write(md + '\n');
   log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
 }
@@ -780,6 +931,7 @@ async function main(): Promise<void> {
 main().catch(async (e) => {
   log(`failed: ${(e as Error).stack ?? e}`);
   await stopAll();
+  teamPg?.destroy();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
   process.exit(1);
 });
