@@ -22,13 +22,14 @@ import { registerUsage } from './commands/usage.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerMonitor } from './commands/monitor.js';
 import { registerChat } from './commands/chat.js';
+import { registerStore } from './commands/store.js';
 import { gatewayCmd, gatewayName } from './invocation.js';
 import { registerRemoteOptions } from './remote.js';
 
 /** Each entry adds one top-level command; add new commands here. */
 const COMMANDS: ((program: Command) => void)[] = [
   registerStart, registerStop, registerStatus, registerLogs,
-  registerProviders, registerKeys, registerEnv, registerRun, registerModels, registerDoctor, registerUsage, registerDashboard, registerMonitor, registerChat,
+  registerProviders, registerKeys, registerEnv, registerRun, registerModels, registerDoctor, registerUsage, registerDashboard, registerMonitor, registerChat, registerStore,
 ];
 
 

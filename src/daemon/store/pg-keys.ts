@@ -19,8 +19,8 @@ export const KEYS_CHANNEL = 'gateway_keys';
 export const KEYS_RECHECK_MS = 30_000;
 /** Sets the backstop in seconds (tests make it very long, to show a change came by notification). */
 export const KEYS_RECHECK_ENV = 'GATEWAY_KEYS_RECHECK_SECONDS';
-/** Taken by every key creation, so two daemons never both create an active key of one name. */
-const KEYS_LOCK = 0x6b65_7973; // "keys"
+/** Taken by every key creation (and `gateway store migrate`), so two never both create an active key of one name. */
+export const KEYS_LOCK = 0x6b65_7973; // "keys"
 /** setInterval's longest delay; a longer one would fire at once. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
@@ -33,7 +33,7 @@ export function keysRecheckMs(env: NodeJS.ProcessEnv): number {
   return Math.min(s * 1000, LONGEST_TIMER_MS);
 }
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   name: string;
   hash: string;
@@ -45,7 +45,7 @@ interface KeyRow {
   limits: unknown;
 }
 
-function recordOf(r: KeyRow): KeyRecord {
+export function recordOf(r: KeyRow): KeyRecord {
   return withValidLimits({
     id: r.id, name: r.name, hash: r.hash, createdAt: r.created_at.toISOString(),
     expiresAt: r.expires_at?.toISOString() ?? null,
@@ -58,6 +58,13 @@ function recordOf(r: KeyRow): KeyRecord {
 }
 
 type Query = (text: string, values?: unknown[]) => Promise<KeyRow[]>;
+
+/** One record's row, as every writer of the keys table inserts it: its hash, never the key. */
+export const INSERT_KEY = 'INSERT INTO keys (id, name, hash, kind, created_at, expires_at, revoked_at, models, limits) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+export function insertKeyValues(r: KeyRecord): unknown[] {
+  return [r.id, r.name, r.hash, r.admin ? 'admin' : r.session ? 'session' : 'proxy', r.createdAt, r.expiresAt, r.revokedAt,
+    r.models ? JSON.stringify(r.models) : null, r.limits ? JSON.stringify(r.limits) : null];
+}
 
 /** What the key records use of the shared store: its pool for transactions, its health and its notifications. */
 export type KeysDb = Pick<SharedStore, 'pool' | 'query' | 'failed' | 'describeError' | 'on' | 'onReconnect' | 'onHealth'>;
@@ -140,11 +147,7 @@ export class PgKeyRecords implements KeyRecords {
       while ((await q('SELECT id FROM keys WHERE id = $1', [created.record.id])).length > 0) created = mintKey(opts, now);
       const r = created.record;
       assertNameFree((await q('SELECT * FROM keys WHERE name = $1', [r.name])).map(recordOf), r.name);
-      await q(
-        'INSERT INTO keys (id, name, hash, kind, created_at, expires_at, revoked_at, models, limits) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        [r.id, r.name, r.hash, r.admin ? 'admin' : r.session ? 'session' : 'proxy', r.createdAt, r.expiresAt, r.revokedAt,
-          r.models ? JSON.stringify(r.models) : null, r.limits ? JSON.stringify(r.limits) : null],
-      );
+      await q(INSERT_KEY, insertKeyValues(r));
       changed(r.id);
       return created;
     });

@@ -362,6 +362,11 @@ export function outboxRows(db: Database, limit: number): StoredRequest[] {
   return (db.prepare('SELECT r.* FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?').all(limit) as unknown as DbRequest[]).map(fromDb);
 }
 
+/** Every stored request after requests.id `afterId`, in the order they were written, `limit` at a time (`gateway store migrate`). */
+export function requestsAfter(db: Database, afterId: number, limit: number): StoredRequest[] {
+  return (db.prepare('SELECT * FROM requests WHERE id > ? ORDER BY id LIMIT ?').all(afterId, limit) as unknown as DbRequest[]).map(fromDb);
+}
+
 export interface FilterOptions { keys: Array<{ id: string; name: string }>; providers: string[]; models: string[] }
 
 /** What the filters can offer for a range: the keys, providers and models that appear in it. */
