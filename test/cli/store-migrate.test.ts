@@ -21,7 +21,8 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { anthropicScript, FINAL_TEXT } from '../helpers/scripted-providers.js';
 import { startGatewayProcess, type GatewayProcess } from '../usage/gateway-process.js';
 
-const PASSWORD = 's3cret-Pa55';
+/** The test server's password (set once it runs): no error may show it. */
+let PASSWORD = '';
 const model = 'anthropic/claude-sonnet-4-5';
 
 let postgres: TestPostgres;
@@ -113,6 +114,7 @@ function countsIn(stdout: string, label: string): Counts {
 
 beforeAll(async () => {
   postgres = await startPostgres();
+  PASSWORD = postgres.password;
   storeUrl = await createDatabase('laptop_move');
   laptop = await startGatewayProcess();
   laptop.mocks.anthropic.setHandler(anthropicScript);
@@ -245,7 +247,7 @@ describe('gateway store migrate', () => {
     expect(usage.totals).toEqual(laptopUsage.totals);
     expect(usage.rows).toEqual(laptopUsage.rows);
     const byDaemon = await usageOf(cli, 'daemon');
-    expect(byDaemon.rows.map((r) => [r.label, r.requests])).toEqual([[`${hostname()}:0`, laptopUsage.totals.requests]]);
+    expect(byDaemon.rows.map((r) => [r.label, r.requests])).toEqual([[`${hostname()}:${new URL(laptop.url).port}`, laptopUsage.totals.requests]]);
 
     // The keys as the laptop listed them (last use aside, which is each daemon's own).
     const listed = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as Array<Record<string, unknown>>;
@@ -290,7 +292,7 @@ describe('gateway store migrate', () => {
     const again = JSON.parse(r.stdout) as { store: string; keys: Counts & { refused: unknown[] }; usage: Counts; limits: Counts; responses: Counts & { expired: number } };
     expect(again.store).toBe(`gw@127.0.0.1:${postgres.port}/laptop_move`);
     expect(again.keys).toEqual({ copied: 0, already: first.keys.copied, refused: [] });
-    expect(again.usage).toEqual({ copied: 0, already: first.usage.copied, daemon: `${hostname()}:0`, unnamed: 0 });
+    expect(again.usage).toEqual({ copied: 0, already: first.usage.copied, daemon: `${hostname()}:${new URL(laptop.url).port}`, unnamed: 0 });
     expect(again.limits).toEqual({ copied: 0, already: first.limits.copied });
     expect(again.responses).toEqual({ copied: 0, already: first.responses.copied, expired: 0 });
     // The key's limits as the team changed them stay.
