@@ -76,6 +76,10 @@ export class SharedStore {
     this.pool = new pg.Pool({ connectionString: o.store.url, max: o.poolSize ?? 16, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${o.daemonId}`, ...KEEPALIVE });
     // An idle connection the server dropped is the pool's to replace; unheard, it would end the process.
     this.pool.on('error', (e) => this.failed(e));
+    // The pool listens on a client only while it is idle in it: a connection lost while a client
+    // is handed out (a transaction's, a migration's) would be an uncaught 'error' that ends the
+    // daemon. Its query under way fails by itself; this only counts the store as down.
+    this.pool.on('connect', (client) => { client.on('error', (e) => this.failed(e)); });
   }
 
   /** Connects, migrates and starts listening; throws a one-line reason (no password) when it cannot. */
