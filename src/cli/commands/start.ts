@@ -11,7 +11,7 @@ import { configuredPort, DEFAULT_HOST, healthy, readDaemonRecord } from '../daem
 import { describeOwner, findPortOwner } from '../port-owner.js';
 import { gatewayCmd } from '../invocation.js';
 import { exposureProblem, isLoopback, parseProxyAddresses } from '../../daemon/http/exposure.js';
-import { parseStoreUrl, STORE_ENV } from '../../daemon/store/store-url.js';
+import { parseStoreUrl, redact, STORE_ENV } from '../../daemon/store/store-url.js';
 
 interface StartOpts {
   port?: number; host: string; foreground?: boolean; upstreamTimeout?: number; monitor?: boolean;
@@ -83,9 +83,13 @@ function netOpts(opts: StartOpts): NetOpts {
 async function start(opts: StartOpts): Promise<void> {
   const net = netOpts(opts);
   if (opts.store !== undefined) {
-    try { parseStoreUrl(opts.store); } catch (e) { throw new CliError((e as Error).message, 2); }
+    let store;
+    try { store = parseStoreUrl(opts.store); } catch (e) { throw new CliError((e as Error).message, 2); }
     // Handed on in the environment, never in a command line that `ps` shows with its password.
     process.env[STORE_ENV] = opts.store;
+    // This process's own command line holds it too, and `start --foreground` is the daemon, for as
+    // long as it runs: the title (what ps and /proc/<pid>/cmdline show) is rewritten without it.
+    process.title = process.argv.map((a) => redact(a, store)).join(' ');
   }
   const dir = ensureStateDir(cliStateDir());
   const port = opts.port ?? configuredPort(process.env);

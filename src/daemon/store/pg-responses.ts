@@ -19,7 +19,7 @@
 // (response_store_unavailable), never a 404 that would tell the client it is gone.
 import { GatewayError } from '../http/errors.js';
 import { followChain, fromRow, heldAnswer, retentionStart, toRow, type Chain, type ResponseStore, type ResponsesSettings, type Row, type StoredResponse } from './responses.js';
-import { isConnectionError, type SharedStore } from './shared-store.js';
+import { isConnectionError, QUIET_MS, type SharedStore } from './shared-store.js';
 
 /** The NOTIFY channel an insert announces its ids on. */
 const CHANNEL = 'gateway_responses';
@@ -215,7 +215,8 @@ export class PgResponseStore implements ResponseStore {
     const unreachable = () => new GatewayError('response_store_unavailable', `the stored response '${id}' cannot be read now: ${this.shared.status().lastError ?? 'the shared store cannot be reached'}; try again shortly`);
     if (!this.shared.status().connected) throw unreachable();
     try {
-      return (await this.shared.query<DbRow>(text, values)).rows;
+      // A silent store (a partition) would hold the request for as long as the kernel keeps the connection.
+      return (await this.shared.query<DbRow>(text, values, QUIET_MS)).rows;
     } catch (e) {
       if (isConnectionError(e)) throw unreachable();
       throw e;

@@ -25,6 +25,13 @@ const DAEMONS_CHANNEL = 'gateway_daemons';
 const FORGET_DAEMON_MS = 86_400_000;
 /** TCP keepalive on every connection, so a store that vanished without closing them is noticed. */
 const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+/**
+ * How long the heartbeat, the probe and a read a request waits on may go unanswered: a partition
+ * or a hung host leaves the connection open and silent, and keepalive never fires while a query
+ * is outstanding (the kernel retransmits for a quarter of an hour). Past it the store counts as
+ * unreachable and the connection is dropped.
+ */
+export const QUIET_MS = 5_000;
 
 export interface StoreHealth {
   connected: boolean;
@@ -69,6 +76,10 @@ export class SharedStore {
     this.pool = new pg.Pool({ connectionString: o.store.url, max: o.poolSize ?? 16, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `model-gateway ${o.daemonId}`, ...KEEPALIVE });
     // An idle connection the server dropped is the pool's to replace; unheard, it would end the process.
     this.pool.on('error', (e) => this.failed(e));
+    // The pool listens on a client only while it is idle in it: a connection lost while a client
+    // is handed out (a transaction's, a migration's) would be an uncaught 'error' that ends the
+    // daemon. Its query under way fails by itself; this only counts the store as down.
+    this.pool.on('connect', (client) => { client.on('error', (e) => this.failed(e)); });
   }
 
   /** Connects, migrates and starts listening; throws a one-line reason (no password) when it cannot. */
@@ -120,7 +131,7 @@ export class SharedStore {
           DELETE FROM gateway_daemons WHERE seen_at < $4 AND daemon_id <> $1
         )
         SELECT count(*) + 1 AS n FROM gateway_daemons WHERE seen_at > $3 AND daemon_id <> $1`,
-      [this.id, now, now - ALIVE_MS, now - FORGET_DAEMON_MS]);
+      [this.id, now, now - ALIVE_MS, now - FORGET_DAEMON_MS], QUIET_MS);
       this.alive = Number(rows[0]!.n);
     } catch (e) {
       if (!isConnectionError(e)) this.o.log(`store: the heartbeat failed: ${this.describeError(e)}`);
@@ -188,11 +199,12 @@ export class SharedStore {
 
   /**
    * Runs a query on the pool; a failure to reach the store (not a query's own error) marks it down
-   * until the probe reaches it again. Rethrows either way.
+   * until the probe reaches it again. Rethrows either way. `timeoutMs`: unanswered this long, it
+   * fails as unreachable and its connection is dropped (QUIET_MS, for what must not wait long).
    */
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], timeoutMs?: number): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await (timeoutMs === undefined ? this.pool.query<R>(text, values) : this.pool.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig));
     } catch (e) {
       if (isConnectionError(e)) this.failed(e);
       throw e;
@@ -233,7 +245,7 @@ export class SharedStore {
     try {
       const relisten = !this.listenClient;
       if (relisten) await this.listen();
-      await this.pool.query('SELECT 1');
+      await this.pool.query({ text: 'SELECT 1', query_timeout: QUIET_MS } as pg.QueryConfig);
       this.probeDelay = PROBE_MS.first;
       this.succeeded();
       if (relisten) for (const fn of this.reconnectHooks) fn();
@@ -322,5 +334,5 @@ export function isConnectionError(e: unknown): boolean {
   const err = e as { code?: string; message?: string };
   const code = err?.code ?? '';
   return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[123]|08\w{3})$/.test(code)
-    || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(err?.message ?? '');
+    || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(err?.message ?? '');
 }
