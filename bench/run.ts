@@ -42,6 +42,8 @@ if (flag('--help') || flag('-h')) {
   --no-build         skip tsc; run the last good build
   --only team        only the team-mode rows (#22): the same build on SQLite and on a throwaway
                      PostgreSQL (--store), with a key that has limits (3–5 min)
+  --only telemetry   only the telemetry rows (#23): off, on, on with 10% of traces sampled, and the
+                     OpenTelemetry SDK's own cost per traced request (3–5 min)
 `);
   process.exit(0);
 }
@@ -49,7 +51,7 @@ const ONLY = (() => {
   const i = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
   if (i === -1) return undefined;
   const v = argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
-  if (v !== 'team') throw new Error('--only takes: team');
+  if (v !== 'team' && v !== 'telemetry') throw new Error('--only takes: team, telemetry');
   return v;
 })();
 const QUICK = flag('--quick');
@@ -282,6 +284,96 @@ const TEAM_STORES = [['sqlite', 'SQLite'], ['pg', 'PostgreSQL']] as const;
 const TEAM_PATHS = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
 type DaemonInfo = { port: number; pid: number; proxyKey: string; limitedKey?: string; adminToken: string };
 
+/** #23: the same daemon with telemetry off (no metrics, no OTLP), on (/metrics scraped every second, OTLP traces of every request and the metrics every second, to a sink that keeps nothing), and on with a tenth of the traces sampled (telemetry.otlp.sampleRatio 0.1, the usual setting for a busy service). */
+async function startTelemetry(buildDir: string, origin: string): Promise<{ targets: Target[]; scraped: number[]; pids: number[] }> {
+  const node = process.execPath;
+  const sink = await startServer<{ port: number; pid: number }>('otlp sink', LOAD_CORE, [node, join(BENCH_DIR, 'otlp-sink.ts')]);
+  const start = (label: string, flag: string) => startServer<DaemonInfo>(`daemon, telemetry ${label}`, SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), buildDir, origin, flag]);
+  const daemons = [
+    ['off', await start('off', '--telemetry=off')],
+    ['on', await start('on', `--telemetry=on,http://127.0.0.1:${sink.info.port}`)],
+    ['sampled', await start('on, 10% sampled', `--telemetry=on,http://127.0.0.1:${sink.info.port},0.1`)],
+  ] as const;
+  // Native and one translated door, on each telemetry daemon.
+  const targets = daemons.flatMap(([mode, { info }]): Target[] => {
+    const headers = { authorization: `Bearer ${info.proxyKey}` };
+    return [
+      { id: `telemetry-${mode}-native`, label: `native /openai, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers, shape: openaiShape, streamNa: 'not measured' },
+      { id: `telemetry-${mode}-translated`, label: `messages → OpenAI, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), streamPath: '', streamBody: '', headers, shape: anthropicShape, streamNa: 'not measured' },
+    ];
+  });
+  for (const t of targets) {
+    await preflight(t);
+    if (t.na) log(`${t.label}: n/a (${t.na})`);
+  }
+  return { targets, scraped: daemons.filter(([m]) => m !== 'off').map(([, d]) => d.info.port), pids: [sink.info.pid, ...daemons.map(([, d]) => d.info.pid)] };
+}
+
+type OtelFloor = { sdkUs: number; serializeUs: number; totalUs: number; bytesPerRequest: number };
+type TelemetrySteps = { steps: Map<string, Step[]>; scrapes: number; floor: OtelFloor | undefined };
+
+/** Each path on the daemon with telemetry off, then on, then sampled (the "on" ones scraped every second while their steps run), paired per repetition at c=16; then the SDK's own cost per traced request, on the daemon's core once the daemons are idle. */
+async function measureTelemetry(t: { targets: Target[]; scraped: number[] }): Promise<TelemetrySteps> {
+  const live = t.targets.filter((x) => !x.na);
+  const bodies = new Map(live.map((x) => [x.id, bodyFile(x.body)]));
+  const steps = new Map<string, Step[]>();
+  let scrapes = 0;
+  const scrape = setInterval(() => {
+    for (const port of t.scraped) void fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).then(() => { scrapes++; }, () => {});
+  }, 1000);
+  try {
+    for (const x of live) await step(x, 16, WARMUP, bodies.get(x.id)!, false);
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const x of live) {
+        const s = await step(x, 16, DURATION, bodies.get(x.id)!);
+        steps.set(x.id, [...(steps.get(x.id) ?? []), s]);
+        log(`telemetry rep ${rep + 1}: ${x.label}: ${int(s.rps)} req/s, ${us(s.cpuPerReq)} CPU/req`);
+      }
+    }
+  } finally { clearInterval(scrape); }
+  let floor: OtelFloor | undefined;
+  try {
+    const r = await runBounded([process.execPath, join(BENCH_DIR, 'otel-floor.ts')], { core: SERVER_CORE, timeoutMs: 120_000 });
+    floor = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as OtelFloor;
+    log(`OpenTelemetry SDK floor: ${floor.totalUs.toFixed(1)} µs per traced request`);
+  } catch (e) { log(`OpenTelemetry SDK floor: not measured (${(e as Error).message})`); }
+  return { steps, scrapes, floor };
+}
+
+function telemetryReport(t: TelemetrySteps): { lines: string[]; rows: Array<[string, string, string, boolean | undefined]> } {
+  const tel = t.steps;
+  const L: string[] = [];
+  const rows: Array<[string, string, string, boolean | undefined]> = [];
+  const telPaths = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
+  const telRatio = (p: string, mode = 'on') => {
+    const off = tel.get(`telemetry-off-${p}`) ?? [];
+    const on = tel.get(`telemetry-${mode}-${p}`) ?? [];
+    return median(on.map((x, i) => x.rps / off[i]!.rps - 1));
+  };
+  L.push('## Telemetry (c=16): off, and on with /metrics scraped every second and OTLP export on (every trace, and a tenth)', '');
+  L.push('| path | off req/s | on req/s | change (paired) | on, 10% sampled req/s | change (paired) | off CPU/req | on CPU/req | 10% sampled CPU/req |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const [p, label] of telPaths) {
+    const [off, on, sampled] = ['off', 'on', 'sampled'].map((m) => tel.get(`telemetry-${m}-${p}`) ?? []);
+    if (off!.length === 0 || on!.length === 0 || sampled!.length === 0) {
+      L.push(`| ${label} | n/a | n/a | | n/a | | | | |`);
+      rows.push(['#23', `${label}: telemetry on within ${pct(T.telemetry)} of off (req/s, c=16)`, 'n/a', undefined]);
+      continue;
+    }
+    const cpu = (xs: Step[]) => us(median(xs.map((x) => x.cpuPerReq)));
+    L.push(`| ${label} | ${int(median(off!.map((x) => x.rps)))} | ${int(median(on!.map((x) => x.rps)))} | ${signedPct(telRatio(p))} | ${int(median(sampled!.map((x) => x.rps)))} | ${signedPct(telRatio(p, 'sampled'))} | ${cpu(off!)} | ${cpu(on!)} | ${cpu(sampled!)} |`);
+    const r = telRatio(p);
+    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export of every trace) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(r)}`, r > -T.telemetry]);
+    const s = telRatio(p, 'sampled');
+    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export, 10% of traces) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(s)}`, s > -T.telemetry]);
+  }
+  L.push('', `The "on" daemons were scraped ${t.scrapes} times during their steps; CPU/req is the daemon's own (user + system).`);
+  if (t.floor) {
+    L.push(`The OpenTelemetry JS SDK alone, outside the gateway (bench/otel-floor.ts: a request's two spans with the daemon's attributes, batched and serialized to OTLP protobuf, not sent), costs ${t.floor.totalUs.toFixed(1)} µs of CPU per request (${t.floor.sdkUs.toFixed(1)} µs the spans, ${t.floor.serializeUs.toFixed(1)} µs the serializer; ${t.floor.bytesPerRequest} bytes): the least tracing every request can add while it uses these packages.`);
+  }
+  L.push('');
+  return { lines: L, rows };
+}
+
 async function startTeam(buildDir: string, origin: string): Promise<{ targets: Target[]; pids: number[] }> {
   teamPg = await startPostgres(LOAD_CORE);
   const script = [process.execPath, join(BENCH_DIR, 'daemon-process.ts'), buildDir, origin];
@@ -396,7 +488,7 @@ async function main(): Promise<void> {
   pinSelf(LOAD_CORE);
   const build = buildDaemon(flag('--no-build'));
   tmp = mkdtempSync(join(tmpdir(), 'gateway-bench-run-'));
-  if (ONLY === 'team') return teamOnly(startedAt, build);
+  if (ONLY) return sectionOnly(ONLY, startedAt, build);
   const node = process.execPath;
 
   const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [node, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
@@ -407,13 +499,7 @@ async function main(): Promise<void> {
   // a node:http hello-world (what one core here can serve at all, with no upstream call).
   const bare = await startServer<{ port: number; pid: number; proxyKey: string }>('bare daemon', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--bare']);
   const hello = await startServer<{ port: number; pid: number }>('hello', SERVER_CORE, [node, join(BENCH_DIR, 'hello.ts')]);
-  // #23: the same daemon with telemetry off (no metrics, no OTLP), and with /metrics scraped every
-  // second and OTLP export on (traces, and the metrics every second) to a sink that keeps nothing.
-  const sink = await startServer<{ port: number; pid: number }>('otlp sink', LOAD_CORE, [node, join(BENCH_DIR, 'otlp-sink.ts')]);
-  const telOff = await startServer<DaemonInfo>('daemon, telemetry off', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, '--telemetry=off']);
-  const telOn = await startServer<DaemonInfo>('daemon, telemetry on', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port}`]);
-  // And on with a tenth of the traces sampled (telemetry.otlp.sampleRatio 0.1), the usual setting for a busy service.
-  const telSampled = await startServer<DaemonInfo>('daemon, telemetry on, 10% sampled', SERVER_CORE, [node, join(BENCH_DIR, 'daemon-process.ts'), build.dir, origin, `--telemetry=on,http://127.0.0.1:${sink.info.port},0.1`]);
+  const telemetry = await startTelemetry(build.dir, origin);
   const team = await startTeam(build.dir, origin);
   let portkey: (Started<{ port: number; pid: number }> & { version: string }) | undefined;
   let portkeyNa: string | undefined;
@@ -423,7 +509,7 @@ async function main(): Promise<void> {
 
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, sink.info.pid, telOff.info.pid, telOn.info.pid, telSampled.info.pid, ...team.pids, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
+  ourPids = [mock.info.pid, floor.info.pid, daemon.info.pid, bare.info.pid, hello.info.pid, ...telemetry.pids, ...team.pids, probe0.pid, ...(portkey ? [portkey.info.pid] : [])];
   const auth = { authorization: `Bearer ${daemon.info.proxyKey}` };
   const d = daemon.info;
   const limited = { authorization: `Bearer ${d.limitedKey ?? d.proxyKey}` };
@@ -483,18 +569,6 @@ async function main(): Promise<void> {
     });
   }
 
-  // #23's rows, measured in their own section: native and one translated door, on each telemetry daemon.
-  const telemetryTargets = ([['off', telOff.info], ['on', telOn.info], ['sampled', telSampled.info]] as const).flatMap(([mode, info]): Target[] => {
-    const headers = { authorization: `Bearer ${info.proxyKey}` };
-    return [
-      { id: `telemetry-${mode}-native`, label: `native /openai, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/openai/v1/chat/completions', body: openaiBody('gpt-5.4', false), streamPath: '', streamBody: '', headers, shape: openaiShape, streamNa: 'not measured' },
-      { id: `telemetry-${mode}-translated`, label: `messages → OpenAI, telemetry ${mode}`, kind: 'context', provider: 'openai', port: info.port, pid: info.pid, path: '/v1/messages', body: anthropicBody(false, 'openai/gpt-5.4'), streamPath: '', streamBody: '', headers, shape: anthropicShape, streamNa: 'not measured' },
-    ];
-  });
-  for (const t of telemetryTargets) {
-    await preflight(t);
-    if (t.na) log(`${t.label}: n/a (${t.na})`);
-  }
   for (const t of targets) {
     if (!t.na) await preflight(t);
     if (t.na) log(`${t.label}: n/a (${t.na})`);
@@ -543,32 +617,7 @@ async function main(): Promise<void> {
     }
   }
 
-  // Telemetry (#23): each path on the daemon with telemetry off, then on (scraped every second while
-  // its steps run, OTLP export on), paired per repetition at c=16.
-  const telBodies = new Map(telemetryTargets.filter((t) => !t.na).map((t) => [t.id, bodyFile(t.body)]));
-  const tel = new Map<string, Step[]>();
-  let scrapes = 0;
-  const scrape = setInterval(() => {
-    for (const d of [telOn, telSampled]) void fetch(`http://127.0.0.1:${d.info.port}/metrics`).then((r) => r.text()).then(() => { scrapes++; }, () => {});
-  }, 1000);
-  try {
-    for (const t of telemetryTargets.filter((x) => !x.na)) await step(t, 16, WARMUP, telBodies.get(t.id)!, false);
-    for (let rep = 0; rep < REPS; rep++) {
-      for (const t of telemetryTargets.filter((x) => !x.na)) {
-        const s = await step(t, 16, DURATION, telBodies.get(t.id)!);
-        tel.set(t.id, [...(tel.get(t.id) ?? []), s]);
-        log(`telemetry rep ${rep + 1}: ${t.label}: ${int(s.rps)} req/s, ${us(s.cpuPerReq)} CPU/req`);
-      }
-    }
-  } finally { clearInterval(scrape); }
-
-  // The SDK's own cost per traced request, on the daemon's core once the daemons are idle.
-  let otelFloor: { sdkUs: number; serializeUs: number; totalUs: number; bytesPerRequest: number } | undefined;
-  try {
-    const r = await runBounded([node, join(BENCH_DIR, 'otel-floor.ts')], { core: SERVER_CORE, timeoutMs: 120_000 });
-    otelFloor = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as typeof otelFloor;
-    log(`OpenTelemetry SDK floor: ${otelFloor!.totalUs.toFixed(1)} µs per traced request`);
-  } catch (e) { log(`OpenTelemetry SDK floor: not measured (${(e as Error).message})`); }
+  const tel = await measureTelemetry(telemetry);
 
   const teamSteps = await measureTeam(team.targets);
 
@@ -736,39 +785,14 @@ async function main(): Promise<void> {
     L.push('', `The subscriber received ${int(sub.events)} events (${(sub.bytes / 1048576).toFixed(1)} MiB) during the measured steps.`, '');
   }
 
-  // Telemetry
-  const telPaths = [['native', 'native /openai'], ['translated', 'messages → OpenAI (translated door)']] as const;
-  const telRatio = (p: string, mode = 'on') => {
-    const off = tel.get(`telemetry-off-${p}`) ?? [];
-    const on = tel.get(`telemetry-${mode}-${p}`) ?? [];
-    return median(on.map((x, i) => x.rps / off[i]!.rps - 1));
-  };
-  L.push('## Telemetry (c=16): off, and on with /metrics scraped every second and OTLP export on (every trace, and a tenth)', '');
-  L.push('| path | off req/s | on req/s | change (paired) | on, 10% sampled req/s | change (paired) | off CPU/req | on CPU/req | 10% sampled CPU/req |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const [p, label] of telPaths) {
-    const [off, on, sampled] = ['off', 'on', 'sampled'].map((m) => tel.get(`telemetry-${m}-${p}`) ?? []);
-    if (off!.length === 0 || on!.length === 0 || sampled!.length === 0) { L.push(`| ${label} | n/a | n/a | | n/a | | | | |`); continue; }
-    const cpu = (xs: Step[]) => us(median(xs.map((x) => x.cpuPerReq)));
-    L.push(`| ${label} | ${int(median(off!.map((x) => x.rps)))} | ${int(median(on!.map((x) => x.rps)))} | ${signedPct(telRatio(p))} | ${int(median(sampled!.map((x) => x.rps)))} | ${signedPct(telRatio(p, 'sampled'))} | ${cpu(off!)} | ${cpu(on!)} | ${cpu(sampled!)} |`);
-  }
-  L.push('', `The "on" daemons were scraped ${scrapes} times during their steps; CPU/req is the daemon's own (user + system).`);
-  if (otelFloor) {
-    L.push(`The OpenTelemetry JS SDK alone, outside the gateway (bench/otel-floor.ts: a request's two spans with the daemon's attributes, batched and serialized to OTLP protobuf, not sent), costs ${otelFloor.totalUs.toFixed(1)} µs of CPU per request (${otelFloor.sdkUs.toFixed(1)} µs the spans, ${otelFloor.serializeUs.toFixed(1)} µs the serializer; ${otelFloor.bytesPerRequest} bytes): the least tracing every request can add while it uses these packages.`);
-  }
-  L.push('');
+  const telOut = telemetryReport(tel);
+  L.push(...telOut.lines);
   const teamOut = teamReport(teamSteps, team.targets);
   L.push(...teamOut.lines);
 
   // Targets
   const rows: Array<[string, string, string, boolean | undefined]> = [];
-  for (const [p, label] of telPaths) {
-    const off = tel.get(`telemetry-off-${p}`) ?? [];
-    if (off.length === 0) { rows.push(['#23', `${label}: telemetry on within ${pct(T.telemetry)} of off (req/s, c=16)`, 'n/a', undefined]); continue; }
-    const r = telRatio(p);
-    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export of every trace) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(r)}`, r > -T.telemetry]);
-    const s = telRatio(p, 'sampled');
-    rows.push(['#23', `${label}: telemetry on (scraped every second, OTLP export, 10% of traces) within ${pct(T.telemetry)} of off (req/s, c=16)`, `req/s ${signedPct(s)}`, s > -T.telemetry]);
-  }
+  rows.push(...telOut.rows);
   const overC = (f: (c: number) => number, fmt: (x: number) => string, ok: (x: number) => boolean): [string, boolean] => {
     const xs = CONCURRENCY.map((c) => [c, f(c)] as const);
     return [xs.map(([c, x]) => `c=${c}: ${fmt(x)}`).join(' · '), xs.every(([, x]) => Number.isFinite(x) && ok(x))];
@@ -890,30 +914,34 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${stamp}${PEERS ? '-peers' : ''}${QUICK ? '-quick' : ''}.md`);
   writeFileSync(file, md);
-  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, telemetry: Object.fromEntries(tel), team: Object.fromEntries(teamSteps), streams, rss, build }, null, 1));
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, STREAM_EVENTS, STREAM_DELAY, PEERS, QUICK }, targets: targets.map(({ shape: _s, ...t }) => t), steps: Object.fromEntries(steps), subscriber: sub, telemetry: { steps: Object.fromEntries(tel.steps), scrapes: tel.scrapes, sdkFloor: tel.floor }, team: Object.fromEntries(teamSteps), streams, rss, build }, null, 1));
   process.stdout.write(md + '\n');
   log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
 }
 
 /** `--only team`: the mock, the two team daemons and PostgreSQL; the team section and its targets. */
-async function teamOnly(startedAt: number, build: { dir: string; note: string }): Promise<void> {
+/** `--only team|telemetry`: that section's rows alone, with its own report. */
+async function sectionOnly(section: 'team' | 'telemetry', startedAt: number, build: { dir: string; note: string }): Promise<void> {
   const mock = await startServer<{ port: number; pid: number }>('mock', LOAD_CORE, [process.execPath, join(BENCH_DIR, 'fast-mock.ts'), '0', String(STREAM_EVENTS), String(STREAM_DELAY)]);
-  const team = await startTeam(build.dir, `http://127.0.0.1:${mock.info.port}`);
+  const origin = `http://127.0.0.1:${mock.info.port}`;
+  const team = section === 'team' ? await startTeam(build.dir, origin) : undefined;
+  const telemetry = section === 'telemetry' ? await startTelemetry(build.dir, origin) : undefined;
   probe0 = await startWorker(SERVER_CORE, 'probe.ts');
   for (let i = 0; i < 15; i++) { await hostSlowness(); await sleep(50); }
-  ourPids = [mock.info.pid, ...team.pids, probe0.pid];
-  const teamSteps = await measureTeam(team.targets);
+  ourPids = [mock.info.pid, ...(team?.pids ?? []), ...(telemetry?.pids ?? []), probe0.pid];
+  const teamSteps = team ? await measureTeam(team.targets) : new Map<string, Step[]>();
+  const tel = telemetry ? await measureTelemetry(telemetry) : undefined;
   await stopAll();
   teamPg?.destroy();
   rmSync(tmp, { recursive: true, force: true });
   const tookS = (Date.now() - startedAt) / 1000;
-  const all = [...teamSteps.values()].flat();
+  const all = [...teamSteps.values(), ...(tel?.steps.values() ?? [])].flat();
   const gitRev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
   const srcDirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '';
-  const out = teamReport(teamSteps, team.targets);
-  const L = [`# model-gateway bench, team-mode rows only · ${new Date(startedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`, ''];
+  const out = team ? teamReport(teamSteps, team.targets) : telemetryReport(tel!);
+  const L = [`# model-gateway bench, ${section === 'team' ? 'team-mode' : 'telemetry'} rows only · ${new Date(startedAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`, ''];
   L.push(`- Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; loopback only. Daemons from ${build.dir.replace(ROOT + '/', '')} at ${gitRev}${srcDirty ? ' + uncommitted changes in src/' : ''} (${build.note}).`);
-  L.push(`- Method: \`wrk -t1 -c{1,16,64}\` POSTs for ${DURATION} s, ${REPS}× interleaved across the four rows, medians shown; ${WARMUP} s warm-up per row (c=16) not counted.${QUICK ? ' **--quick run: not meaningful.**' : ''}`);
+  L.push(`- Method: \`wrk -t1 -c${section === 'team' ? '{1,16,64}' : '16'}\` POSTs for ${DURATION} s, ${REPS}× interleaved across the section's rows, medians shown; ${WARMUP} s warm-up per row (c=16) not counted.${QUICK ? ' **--quick run: not meaningful.**' : ''}`);
   L.push(`- Interference: other processes used a median ${median(all.map((s) => s.foreignPct)).toFixed(1)}% of a core during measured steps (max ${Math.max(...all.map((s) => s.foreignPct), 0).toFixed(0)}%; ${interference.retries} steps retried); host loop median ${median(all.map((s) => s.hostSlow)).toFixed(2)}× its usual time (${interference.hostRetries} steps retried). Took ${Math.floor(tookS / 60)} min ${Math.round(tookS % 60)} s.`, '');
   L.push(...out.lines, '## Targets', '', '| issue | target | measured | result |', '|---|---|---|---|');
   for (const [issue, target, m, ok] of out.rows) L.push(`| ${issue} | ${target} | ${m} | ${verdict(ok)} |`);
@@ -921,9 +949,9 @@ async function teamOnly(startedAt: number, build: { dir: string; note: string })
   const md = L.join('\n');
   const dir = join(BENCH_DIR, 'results');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${new Date(startedAt).toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z')}-team${QUICK ? '-quick' : ''}.md`);
+  const file = join(dir, `${new Date(startedAt).toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z')}-${section}${QUICK ? '-quick' : ''}.md`);
   writeFileSync(file, md);
-  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, QUICK, ONLY }, team: Object.fromEntries(teamSteps), build }, null, 1));
+  writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify({ options: { REPS, DURATION, WARMUP, QUICK, ONLY }, team: Object.fromEntries(teamSteps), ...(tel ? { telemetry: { steps: Object.fromEntries(tel.steps), scrapes: tel.scrapes, sdkFloor: tel.floor } } : {}), build }, null, 1));
   process.stdout.write(md + '\n');
   log(`written to ${file.replace(ROOT + '/', '')} (raw numbers beside it as .json)`);
 }
