@@ -354,6 +354,26 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
 
+/**
+ * For the CLI, which reads and writes the store but never migrates it (a newer CLI on a box with no
+ * daemon running would otherwise upgrade the team's schema, and the team's daemons would refuse to
+ * start again): throws a one-line reason unless the database holds exactly this build's migrations.
+ */
+export async function requireCurrentPg(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<void> {
+  const target = migrations[migrations.length - 1]?.version ?? 0;
+  const { rows } = await pool.query<{ version: number }>('SELECT version FROM gateway_schema')
+    .catch((e: unknown) => { if ((e as { code?: string }).code === '42P01') return { rows: [] }; throw e; });
+  const done = new Set(rows.map((r) => r.version));
+  const current = Math.max(0, ...done);
+  if (current > target) throw new Error(newerSchema(current, target));
+  if (current === 0) throw new Error('it has no gateway schema yet: start a gateway daemon on it first (the daemon creates the schema)');
+  if (migrations.some((m) => !done.has(m.version))) {
+    throw new Error(`its schema is version ${current}, older than this gateway's (${target}): start a daemon of this version on it first, or run gateway store migrate (either migrates the schema; this command never does)`);
+  }
+}
+
+const newerSchema = (current: number, target: number) => `the store has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`;
+
 /** Brings the database to the newest version; throws a one-line reason when it is newer than this gateway. */
 export async function migratePg(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
   const target = migrations[migrations.length - 1]?.version ?? 0;
@@ -368,7 +388,7 @@ export async function migratePg(pool: Pool, migrations: readonly PgMigration[] =
       const done = new Set(rows.map((r) => r.version));
       const current = Math.max(0, ...done);
       if (current > target) {
-        throw new Error(`the store has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`);
+        throw new Error(newerSchema(current, target));
       }
       const applied: number[] = [];
       for (const m of migrations) {
