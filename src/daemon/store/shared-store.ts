@@ -32,6 +32,8 @@ const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
  * unreachable and the connection is dropped.
  */
 export const QUIET_MS = 5_000;
+/** How long close() waits for the connections to end. */
+const END_WAIT_MS = 2_000;
 
 export interface StoreHealth {
   connected: boolean;
@@ -274,8 +276,14 @@ export class SharedStore {
     clearTimeout(this.probeTimer);
     const c = this.listenClient;
     this.listenClient = undefined;
-    await c?.end().catch(() => {});
-    await this.pool.end().catch(() => {});
+    // Ending a connection waits for the server's side of it, and the pool's end for every query
+    // still out: on a silent store, neither comes. The stop goes on after END_WAIT_MS regardless.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([c?.end().catch(() => {}), this.pool.end().catch(() => {})]),
+      new Promise<void>((resolve) => { timer = setTimeout(resolve, END_WAIT_MS); }),
+    ]);
+    clearTimeout(timer);
   }
 }
 

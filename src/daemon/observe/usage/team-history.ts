@@ -16,7 +16,7 @@
 // daemon's push commits (NOTIFY usage_rows), after the listening connection came back, and every
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
-import { isConnectionError, type SharedStore } from '../../store/shared-store.js';
+import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
 import { outboxRows } from './queries.js';
 import type { UsageRow, UsageStore } from './store.js';
 
@@ -127,7 +127,9 @@ export class TeamHistory {
       const rows = outboxRows(this.o.store.db, this.batch);
       if (rows.length === 0) return;
       try {
-        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)]);
+        // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
+        // PostgreSQL committed, its rows stay in the outbox and are pushed again, counted once.
+        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)], QUIET_MS);
       } catch (e) {
         this.failed('send the usage outbox to', e);
         return;
@@ -144,13 +146,13 @@ export class TeamHistory {
 
   private async pullAll(): Promise<void> {
     try {
-      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store')).rows[0]?.id;
+      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store', [], QUIET_MS)).rows[0]?.id;
       if (!this.storeId) throw new Error('the shared store has no usage_store row');
       for (;;) {
         if (this.stopped) return;
         const after = this.o.store.pulledUpTo(this.storeId);
         const { rows } = await this.o.shared.query<UsageRow & { seq: number }>(
-          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch]);
+          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch], QUIET_MS);
         if (this.stopped || rows.length === 0) return;
         const seq = rows[rows.length - 1]!.seq;
         // This daemon's own rows come back too: usage.db has them, so they are skipped.
