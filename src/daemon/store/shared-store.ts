@@ -9,7 +9,7 @@
 // team-store.ts), and the heartbeat notices a lost store even when no request asks it anything.
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { migratePg, requireCurrentPg } from './pg-schema.js';
+import { migratePg, PG_MIGRATIONS } from './pg-schema.js';
 import { redact, type StoreUrl } from './store-url.js';
 
 /** How long connecting may take before the store counts as unreachable. */
@@ -51,8 +51,8 @@ export interface SharedStoreOptions {
   /** Connections in the pool (limit reservations are the request path's only queries). */
   poolSize?: number;
   clock?: () => number;
-  /** False for the CLI: the schema must already be this build's, and is never migrated (pg-schema.ts requireCurrentPg). */
-  migrate?: boolean;
+  /** False for the CLI: an older schema is refused, never upgraded; a database with none gets it (pg-schema.ts migratePg). */
+  upgrade?: boolean;
 }
 
 type Listener = (payload: string) => void;
@@ -86,13 +86,12 @@ export class SharedStore {
     this.pool.on('connect', (client) => { client.on('error', (e) => this.failed(e)); });
   }
 
-  /** Connects, migrates (unless `migrate` is false) and starts listening; throws a one-line reason (no password) when it cannot. */
+  /** Connects, migrates (see `upgrade`) and starts listening; throws a one-line reason (no password) when it cannot. */
   static async open(o: SharedStoreOptions): Promise<SharedStore> {
     const s = new SharedStore(o);
     try {
       await s.pool.query('SELECT 1');
-      if (o.migrate === false) await requireCurrentPg(s.pool);
-      else await migratePg(s.pool);
+      await migratePg(s.pool, PG_MIGRATIONS, { upgrade: o.upgrade !== false });
       await s.listen();
     } catch (e) {
       await s.pool.end().catch(() => {});
