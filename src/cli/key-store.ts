@@ -1,7 +1,9 @@
 // The key store the CLI acts on for a state directory: keys.json on a laptop, or, when that
 // directory's daemon runs on a team's shared store (store-url.ts cliStoreUrl: GATEWAY_STORE_URL,
 // config.json store.url, else the URL the daemon last started with), that PostgreSQL database,
-// reached directly with the daemon's own connection code (one-line errors, never the password).
+// reached directly with the daemon's own connection code (one-line errors, never the password),
+// never upgraded: an older schema is refused (a daemon of this version migrates it), a newer one
+// too; a database with no schema yet gets this build's, as a daemon's start would make it.
 // A change made there reaches every daemon by its notification.
 import { hostname } from 'node:os';
 import { readConfig } from '../daemon/store/config.js';
@@ -22,7 +24,7 @@ export async function openKeyStore(dir: string, env: NodeJS.ProcessEnv = process
   if (url === undefined) return new FileKeyRecords(dir);
   let shared: SharedStore;
   try {
-    shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: `cli@${hostname()}`, log: () => {}, poolSize: 2 });
+    shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: `cli@${hostname()}`, log: () => {}, poolSize: 2, upgrade: false });
   } catch (e) {
     throw new CliError((e as Error).message);
   }

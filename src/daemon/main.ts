@@ -152,6 +152,15 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
     return stopping;
   };
 
+  // `gateway stop` (POST /admin/shutdown) and a signal alike. The drain takes at most 10 s, and
+  // every step after it is bounded on a silent store too; whatever still hangs after 15 s must not
+  // keep the port. The usage rows are in usage.db (and its outbox) by then: nothing the next start
+  // would push is lost.
+  const exitAfterStop = () => {
+    setTimeout(() => process.exit(1), 15_000).unref();
+    void stop().then(() => process.exit(0));
+  };
+
   // Usage history and the dashboard: the store opens before the daemon listens; a store that
   // cannot open costs the history, never the gateway.
   const history: UsageHistory | undefined = await openUsageHistory({ dir, config: startConfig.usage, log })
@@ -183,7 +192,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
         return { bodyLimitBytes: c.bodyLimitBytes, aliases: c.aliases, responses: c.responses, providers: c.providerDescriptors, routing, cache, prices: usageConfig(c.usage).prices };
       },
       mounts: [dashboard.mount, ...(opts.mounts?.(() => daemon!) ?? [])],
-      onShutdown: () => { void stop().then(() => process.exit(0)); },
+      onShutdown: () => exitAfterStop(),
       telemetry: telemetry.settings,
       prices: () => recorder?.prices ?? (prices ??= usageConfig(startConfig.usage).prices),
     });
@@ -232,12 +241,6 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   recordStoreUrl(dir, storeUrl);
   if (shared) log(`store: team mode on ${shared.display} as daemon ${shared.daemonId}`);
   writePrivateFileSync(join(dir, FILES.daemon), JSON.stringify(info, null, 2));
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => {
-      // The drain takes at most 10 s; whatever still hangs after 15 s must not keep the port.
-      setTimeout(() => process.exit(1), 15_000).unref();
-      void stop().then(() => process.exit(0));
-    });
-  }
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, exitAfterStop);
   return { url: daemon.url, close: stop };
 }

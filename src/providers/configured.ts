@@ -29,6 +29,25 @@ export interface StoredProvider {
   modelsPath?: string;
 }
 
+/**
+ * Every field a stored entry may have. validateStoredProvider passes over any other (a laptop's
+ * config.json stays as forgiving as it was); team mode refuses one (unknownProviderFields), since
+ * it would publish the entry to the store as written: a key typed in by hand as `apiKey` with it.
+ */
+const STORED_FIELDS: ReadonlySet<string> = new Set<keyof StoredProvider>(['protocol', 'baseUrl', 'noKey', 'headers', 'models', 'quirks', 'preset', 'displayName', 'auth', 'modelsPath']);
+const AUTH_FIELDS: ReadonlySet<string> = new Set(['header', 'scheme']);
+
+/** The fields of stored entry `raw` that are not a provider's settings, as dotted paths (`providers.box.apiKey`). */
+export function unknownProviderFields(name: string, raw: unknown): string[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const o = raw as Record<string, unknown>;
+  const out = Object.keys(o).filter((k) => !STORED_FIELDS.has(k)).map((k) => `providers.${name}.${k}`);
+  if (o.auth && typeof o.auth === 'object' && !Array.isArray(o.auth)) {
+    out.push(...Object.keys(o.auth).filter((k) => !AUTH_FIELDS.has(k)).map((k) => `providers.${name}.auth.${k}`));
+  }
+  return out;
+}
+
 export const PROTOCOL_IDS: readonly ProtocolId[] = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'];
 
 /** A provider name: the native prefix, the routing prefix, the keychain account, part of an env var name. */

@@ -309,6 +309,26 @@ describe('three daemons on one database', () => {
     expect((await cli(A, ['models', 'alias', 'later', 'openai/gpt-later'])).stderr).toBe('The running gateway reloaded.\n');
   }, 60_000);
 
+  it('a provider key typed by hand into a shared provider entry is not published, and never reaches the database', async () => {
+    const typed = { entry: secret('typed-entry'), routing: secret('typed-routing') };
+    const before = await admin.query<{ version: string }>('SELECT version FROM shared_config');
+    handEdit(A, (c) => { c.providers.box.apiKey = typed.entry; c.routing.providers = { openai: { retries: 1, token: typed.routing } }; });
+    await logged(A).toMatch(/store: config\.json's change to .*providers\.box\.apiKey.* is not published to the team: .*providers\.box\.apiKey is not a setting.*routing\.providers\.openai\.token is not a setting/);
+    // Refused whole: not even the valid part of the change (routing.providers.openai.retries) is the team's.
+    const after = await admin.query<{ version: string; doc: Record<string, any> }>('SELECT version, doc FROM shared_config');
+    expect(after.rows[0]!.version).toBe(before.rows[0]!.version);
+    expect(after.rows[0]!.doc.routing.providers).toBeUndefined();
+    const dump = postgres.dump('team_config');
+    expect(dump).toContain(`${box.origin}/v1`);
+    for (const k of Object.values(typed)) {
+      expect(dump).not.toContain(k);
+      for (const d of [A, B, C]) expect(logOf(d), d.name).not.toContain(k);
+    }
+    handEdit(A, (c) => { delete c.providers.box.apiKey; delete c.routing.providers; });
+    expect((await cli(A, ['models', 'alias', 'after-typed', 'openai/gpt-after-typed'])).stderr).toBe('The running gateway reloaded.\n');
+    await waitServed(B, 'after-typed', 'gpt-after-typed');
+  }, 60_000);
+
   it('a bad document written into the store is not applied, not even in part; a change of the bad setting from any daemon repairs it', async () => {
     const { rows } = await admin.query<{ version: string; doc: Record<string, any> }>('SELECT version, doc FROM shared_config');
     const good = rows[0]!.doc;

@@ -96,11 +96,11 @@ describe('the outbox and the shared store', () => {
     reasoningTokens: null, cost: 0.001, cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null, limit: null, daemon,
   });
 
-  const open = async (name: string) => {
+  const open = async (name: string, retentionDays = 30) => {
     const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: name, log: () => {} });
     const store = await UsageStore.open(join(dir, `${name}.db`));
-    // No timers in the way: each push and pull below is called by the test.
-    const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => 30, backstopMs: 3_600_000 });
+    // No timers in the way: each push, pull and prune below is called by the test.
+    const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => retentionDays, backstopMs: 3_600_000 });
     return { shared, store, team };
   };
 
@@ -152,6 +152,25 @@ describe('the outbox and the shared store', () => {
       expect(recentRequests(a.store.db, { limit: 10, daemon: 'a' }).rows).toHaveLength(3);
     } finally {
       for (const d of [a, b]) { await d.team.close(); d.store.close(); await d.shared.close(); }
+    }
+  }, 60_000);
+
+  it('each daemon prunes only the rows it served, by its own retention: a short one never cuts the team\'s history', async () => {
+    const brief = await open('brief', 1);
+    const long = await open('long', 30);
+    const daysAgo = (n: number) => Date.now() - n * 86_400_000;
+    try {
+      brief.store.insert([{ ...row('req_brief_old', 'brief'), startedAt: daysAgo(10) }, row('req_brief_new', 'brief')], [], true);
+      long.store.insert([{ ...row('req_long_old', 'long'), startedAt: daysAgo(10) }, { ...row('req_long_older', 'long'), startedAt: daysAgo(40) }], [], true);
+      await brief.team.push();
+      await long.team.push();
+      const left = async () => (await brief.shared.query<{ request_id: string }>("SELECT request_id FROM usage_requests WHERE daemon IN ('brief', 'long') ORDER BY 1")).rows.map((r) => r.request_id);
+      await brief.team.prune();
+      expect(await left()).toEqual(['req_brief_new', 'req_long_old', 'req_long_older']);
+      await long.team.prune();
+      expect(await left()).toEqual(['req_brief_new', 'req_long_old']);
+    } finally {
+      for (const d of [brief, long]) { await d.team.close(); d.store.close(); await d.shared.close(); }
     }
   }, 60_000);
 });

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { CliError, cliStateDir, out } from '../common.js';
 import { adminRequest, isPidAlive, readDaemonRecord } from '../daemon-client.js';
 
-const STOP_TIMEOUT_MS = 12_000;
+/** The daemon drains for up to 10 s and exits by 15 s whatever still hangs (daemon/main.ts): a little more. */
+const STOP_TIMEOUT_MS = 17_000;
 
 export function registerStop(program: Command): void {
   program.command('stop')

@@ -39,6 +39,8 @@ export interface RoutingSource { readonly aliases?: unknown; readonly routing?: 
 export interface ParsedRouting { readonly settings: RoutingSettings; readonly problems: string[] }
 
 const KEY_ORDERS: readonly KeyOrder[] = ['round-robin', 'priority'];
+/** The settings of one `routing.providers` entry (team mode refuses any other field: see shared-config.ts docProblems). */
+export const PROVIDER_ROUTING_FIELDS: readonly string[] = ['retries', 'keyOrder'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

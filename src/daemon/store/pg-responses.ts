@@ -39,6 +39,15 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
 const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /** How often each daemon drops the expired answers and those over the size cap. */
 const PRUNE_MS = 3_600_000;
+/**
+ * How long an insert and a prune may go unanswered before they count as cut off (a silent store:
+ * the connection stays open and nothing comes back). An insert cut off waits here as if the store
+ * were unreachable, and is written again (by id, so once) when it is back.
+ */
+const WRITE_QUIET_MS = 30_000;
+const PRUNE_QUIET_MS = 60_000;
+/** How long a stop waits for the answers still being written (it must end: `gateway stop` waits on it). */
+const CLOSE_WAIT_MS = 3_000;
 /** The longest chain read (a guard: chains we mint never loop). */
 const MAX_CHAIN = 100_000;
 
@@ -167,7 +176,7 @@ export class PgResponseStore implements ResponseStore {
 
   /** Drops the expired answers and the oldest beyond the size cap, the whole team's. */
   async prune(): Promise<void> {
-    const { rows } = await this.shared.query<{ expired: string; capped: string }>(PRUNE, [retentionStart(this.settings, this.clock()), this.settings.maxBytes]);
+    const { rows } = await this.shared.query<{ expired: string; capped: string }>(PRUNE, [retentionStart(this.settings, this.clock()), this.settings.maxBytes], PRUNE_QUIET_MS);
     const { expired, capped } = rows[0]!;
     if (expired !== '0' || capped !== '0') this.log(`responses: dropped ${expired} expired and ${capped} over the size cap`);
   }
@@ -176,8 +185,13 @@ export class PgResponseStore implements ResponseStore {
     this.closed = true;
     clearInterval(this.pruneTimer);
     for (const off of this.unsubscribe) off();
-    await this.pruning;
-    await this.flush();
+    // A prune or an insert on a silent store ends only at its timeout: the stop waits a little, not that long.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.pruning.then(() => this.flush()),
+      new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS); }),
+    ]);
+    clearTimeout(timer);
     if (this.pending.size > 0) this.log(`responses: ${this.pending.size} answer(s) not written to the store, which cannot be reached: ${this.shared.status().lastError ?? 'unreachable'}`);
     for (const id of [...this.arrivals.keys()]) this.arrived(id);
   }
@@ -280,7 +294,7 @@ export class PgResponseStore implements ResponseStore {
       for (let i = 0; i < values.length; i++) cols[i]!.push(values[i]);
     }
     try {
-      await this.shared.query(INSERT, cols);
+      await this.shared.query(INSERT, cols, WRITE_QUIET_MS);
     } catch (e) {
       if (isConnectionError(e)) {
         for (const p of batch) p.sent = false;

@@ -354,8 +354,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
 
-/** Brings the database to the newest version; throws a one-line reason when it is newer than this gateway. */
-export async function migratePg(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+const newerSchema = (current: number, target: number) => `the store has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`;
+
+/**
+ * Brings the database to the newest version; throws a one-line reason when it is newer than this
+ * gateway. `upgrade: false` (the CLI) creates the schema in a database that has none, but refuses
+ * to upgrade one that is older: a newer CLI on a box where no daemon runs would otherwise upgrade
+ * the team's schema, and the team's older daemons would then refuse to start again.
+ */
+export async function migratePg(pool: Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS, o: { upgrade?: boolean } = {}): Promise<number[]> {
   const target = migrations[migrations.length - 1]?.version ?? 0;
   const client: PoolClient = await pool.connect();
   try {
@@ -368,7 +375,10 @@ export async function migratePg(pool: Pool, migrations: readonly PgMigration[] =
       const done = new Set(rows.map((r) => r.version));
       const current = Math.max(0, ...done);
       if (current > target) {
-        throw new Error(`the store has schema version ${current}, newer than this gateway understands (${target}); upgrade model-gateway`);
+        throw new Error(newerSchema(current, target));
+      }
+      if (o.upgrade === false && done.size > 0 && migrations.some((m) => !done.has(m.version))) {
+        throw new Error(`its schema is version ${current}, older than this gateway's (${target}): start a daemon of this version on it first, or run gateway store migrate (either migrates the schema; this command never does)`);
       }
       const applied: number[] = [];
       for (const m of migrations) {

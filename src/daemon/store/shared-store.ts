@@ -9,7 +9,7 @@
 // team-store.ts), and the heartbeat notices a lost store even when no request asks it anything.
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { migratePg } from './pg-schema.js';
+import { migratePg, PG_MIGRATIONS } from './pg-schema.js';
 import { redact, type StoreUrl } from './store-url.js';
 
 /** How long connecting may take before the store counts as unreachable. */
@@ -32,6 +32,8 @@ const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
  * unreachable and the connection is dropped.
  */
 export const QUIET_MS = 5_000;
+/** How long close() waits for the connections to end. */
+const END_WAIT_MS = 2_000;
 
 export interface StoreHealth {
   connected: boolean;
@@ -49,6 +51,8 @@ export interface SharedStoreOptions {
   /** Connections in the pool (limit reservations are the request path's only queries). */
   poolSize?: number;
   clock?: () => number;
+  /** False for the CLI: an older schema is refused, never upgraded; a database with none gets it (pg-schema.ts migratePg). */
+  upgrade?: boolean;
 }
 
 type Listener = (payload: string) => void;
@@ -82,12 +86,12 @@ export class SharedStore {
     this.pool.on('connect', (client) => { client.on('error', (e) => this.failed(e)); });
   }
 
-  /** Connects, migrates and starts listening; throws a one-line reason (no password) when it cannot. */
+  /** Connects, migrates (see `upgrade`) and starts listening; throws a one-line reason (no password) when it cannot. */
   static async open(o: SharedStoreOptions): Promise<SharedStore> {
     const s = new SharedStore(o);
     try {
       await s.pool.query('SELECT 1');
-      await migratePg(s.pool);
+      await migratePg(s.pool, PG_MIGRATIONS, { upgrade: o.upgrade !== false });
       await s.listen();
     } catch (e) {
       await s.pool.end().catch(() => {});
@@ -271,8 +275,14 @@ export class SharedStore {
     clearTimeout(this.probeTimer);
     const c = this.listenClient;
     this.listenClient = undefined;
-    await c?.end().catch(() => {});
-    await this.pool.end().catch(() => {});
+    // Ending a connection waits for the server's side of it, and the pool's end for every query
+    // still out: on a silent store, neither comes. The stop goes on after END_WAIT_MS regardless.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([c?.end().catch(() => {}), this.pool.end().catch(() => {})]),
+      new Promise<void>((resolve) => { timer = setTimeout(resolve, END_WAIT_MS); }),
+    ]);
+    clearTimeout(timer);
   }
 }
 

@@ -18,8 +18,8 @@
 // The daemon serves the document it applied, never an unpublished local edit. Each daemon reads
 // the store on a notification, when its listening connection comes back (notifications may have
 // been missed), and every GATEWAY_CONFIG_RECHECK_SECONDS (default 30) as a backstop.
-import type { PoolClient } from 'pg';
-import { isConnectionError, type SharedStore } from './shared-store.js';
+import type { PoolClient, QueryConfig, QueryResultRow } from 'pg';
+import { isConnectionError, QUIET_MS, type SharedStore } from './shared-store.js';
 import { keepBeforeTeam, readLocal, readTeamBase, writeLocal, writeTeamBase, type LocalConfig, type TeamBase } from './shared-config-files.js';
 import { tryLockState } from './state-lock.js';
 import {
@@ -121,11 +121,16 @@ export class TeamConfig {
     return run;
   }
 
-  /** Stops listening and the backstop; resolves once a sync under way is done (before the store closes). */
+  /**
+   * Stops listening and the backstop; resolves once a sync under way is done (before the store
+   * closes), or after QUIET_MS: on a silent store a sync ends only as its statements time out.
+   */
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const off of this.offs) off();
-    await this.queue;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.queue, new Promise<void>((resolve) => { timer = setTimeout(resolve, QUIET_MS); })]);
+    clearTimeout(timer);
     clearTimeout(this.retry);
   }
 
@@ -296,8 +301,10 @@ export class TeamConfig {
 
   /** The store's current version, or undefined when it is still `unless` (its document is then not sent). */
   private async fetch(unless: number): Promise<Version | undefined> {
+    // Bounded, as every query of a sync: a reload waits for the sync (/admin/reload, every CLI
+    // config edit), and a store gone silent must not hold it for good.
     const { rows } = await this.o.shared.query<{ version: string; doc: unknown; updated_by: string }>(
-      'SELECT version, CASE WHEN version <> $1 THEN doc END AS doc, updated_by FROM shared_config', [unless],
+      'SELECT version, CASE WHEN version <> $1 THEN doc END AS doc, updated_by FROM shared_config', [unless], QUIET_MS,
     );
     const row = rows[0];
     if (!row) throw new Error('the store has no shared_config row; its schema is damaged');
@@ -318,9 +325,11 @@ export class TeamConfig {
       throw e;
     }
     let broken: Error | undefined;
+    // Each statement bounded (fetch says why); one cut off fails the change, which stays to publish.
+    const q = <R extends QueryResultRow>(text: string, values?: unknown[]) => client.query<R>({ text, values, query_timeout: QUIET_MS } as QueryConfig);
     try {
-      await client.query('BEGIN');
-      const { rows } = await client.query<{ version: string; doc: unknown; updated_by: string }>('SELECT version, doc, updated_by FROM shared_config FOR UPDATE');
+      await q('BEGIN');
+      const { rows } = await q<{ version: string; doc: unknown; updated_by: string }>('SELECT version, doc, updated_by FROM shared_config FOR UPDATE');
       const cur: Version = { version: Number(rows[0]!.version), doc: normalizeDoc(rows[0]!.doc), by: rows[0]!.updated_by };
       const next = normalizeDoc(applyPatch(cur.doc, patch));
       let result: Published | undefined;
@@ -331,20 +340,20 @@ export class TeamConfig {
         if (problems.length > 0) result = { kind: 'refused', problems };
       }
       if (result) {
-        await client.query('ROLLBACK');
+        await q('ROLLBACK');
         return result;
       }
-      const up = await client.query<{ version: string }>(
+      const up = await q<{ version: string }>(
         'UPDATE shared_config SET version = version + 1, doc = $1::json, updated_by = $2, updated_at = now() RETURNING version',
         [JSON.stringify(next), this.o.shared.daemonId],
       );
       const version = Number(up.rows[0]!.version);
-      await client.query('SELECT pg_notify($1, $2)', [CONFIG_CHANNEL, String(version)]);
-      await client.query('COMMIT');
+      await q('SELECT pg_notify($1, $2)', [CONFIG_CHANNEL, String(version)]);
+      await q('COMMIT');
       return { kind: 'published', version: { version, doc: next, by: this.o.shared.daemonId }, overwritten: overwrittenPaths(patch, base, cur.doc) };
     } catch (e) {
       if (isConnectionError(e)) { broken = e as Error; this.o.shared.failed(e); }
-      else await client.query('ROLLBACK').catch(() => {});
+      else await q('ROLLBACK').catch(() => {});
       throw e;
     } finally {
       client.release(broken);

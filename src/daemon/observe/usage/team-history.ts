@@ -16,11 +16,13 @@
 // daemon's push commits (NOTIFY usage_rows), after the listening connection came back, and every
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
-import { isConnectionError, type SharedStore } from '../../store/shared-store.js';
+import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
 import { outboxRows } from './queries.js';
 import type { UsageRow, UsageStore } from './store.js';
 
 const CHANNEL = 'usage_rows';
+/** A prune deletes up to an hour's worth of rows: it may take longer than a read, but never hangs on a silent store. */
+const PRUNE_QUIET_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
@@ -36,7 +38,7 @@ export interface TeamHistoryOptions {
   store: UsageStore;
   shared: SharedStore;
   log: (line: string) => void;
-  /** The raw rows' retention: older rows are deleted from the shared store too. */
+  /** The raw rows' retention: this daemon's older rows are deleted from the shared store too. */
   retentionDays: () => number;
   /** Rows per push and per pull (one PostgreSQL statement, one SQLite transaction). */
   batchRows?: number;
@@ -125,7 +127,9 @@ export class TeamHistory {
       const rows = outboxRows(this.o.store.db, this.batch);
       if (rows.length === 0) return;
       try {
-        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)]);
+        // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
+        // PostgreSQL committed, its rows stay in the outbox and are pushed again, counted once.
+        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)], QUIET_MS);
       } catch (e) {
         this.failed('send the usage outbox to', e);
         return;
@@ -142,13 +146,13 @@ export class TeamHistory {
 
   private async pullAll(): Promise<void> {
     try {
-      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store')).rows[0]?.id;
+      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store', [], QUIET_MS)).rows[0]?.id;
       if (!this.storeId) throw new Error('the shared store has no usage_store row');
       for (;;) {
         if (this.stopped) return;
         const after = this.o.store.pulledUpTo(this.storeId);
         const { rows } = await this.o.shared.query<UsageRow & { seq: number }>(
-          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch]);
+          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch], QUIET_MS);
         if (this.stopped || rows.length === 0) return;
         const seq = rows[rows.length - 1]!.seq;
         // This daemon's own rows come back too: usage.db has them, so they are skipped.
@@ -166,11 +170,18 @@ export class TeamHistory {
     }
   }
 
-  /** The raw rows past the retention leave the shared store too (each daemon's usage.db keeps its rollups). */
-  private async prune(): Promise<void> {
+  /**
+   * This daemon's raw rows past its retention leave the shared store too (each daemon's usage.db
+   * keeps its rollups). Only its own: daemons may keep different retentions, and pruning the
+   * team's rows by each one's would keep the whole history only as long as the shortest. The rows
+   * of a daemon that never comes back stay until a daemon of that name prunes them (or someone
+   * deletes them: `DELETE FROM usage_requests WHERE daemon = '…'`). Never throws.
+   */
+  async prune(): Promise<void> {
     if (this.closing || !this.o.shared.status().connected) return;
     const before = (this.o.now ?? Date.now)() - this.o.retentionDays() * DAY_MS;
-    await this.o.shared.query('DELETE FROM usage_requests WHERE started_at < $1', [before]).catch((e: unknown) => this.failed('prune the usage in', e));
+    await this.o.shared.query('DELETE FROM usage_requests WHERE daemon = $1 AND started_at < $2', [this.o.shared.daemonId, before], PRUNE_QUIET_MS)
+      .catch((e: unknown) => this.failed('prune the usage in', e));
   }
 
   /** A store that cannot be reached is the shared store's to report (degraded); another failure is logged once per distinct text. */
