@@ -306,3 +306,23 @@ describe('PostgreSQL at a busy key\'s rate: windows in per-second buckets, settl
     await expect(store.reserve(limits, late)).rejects.toThrow(/duplicate key/);
   });
 });
+
+it('PostgreSQL: a reservation commits without waiting for the disk, a batch of settlements durably (pg-store.ts says what a server crash can lose)', async () => {
+  const c = new pg.Client({ connectionString: await freshDatabase() });
+  await c.connect();
+  try {
+    const commitMode = async (call: string, values: unknown[]) => {
+      await c.query('BEGIN');
+      await c.query(call, values);
+      const { rows: [r] } = await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      await c.query('COMMIT');
+      return r!.synchronous_commit;
+    };
+    expect(await commitMode('SELECT * FROM limit_reserve($1, $2, $3, 100, 0, $4, 10, NULL, NULL, NULL, \'\', 0, 60000)', ['k', 'r1', T0, T0 + 600_000])).toBe('off');
+    expect(await commitMode('SELECT limit_settle_many($1, $2, $3, $4, $5)', [['r1'], ['k'], [T0], [50], [0]])).toBe('on');
+    const { rows: [s] } = await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    expect(s!.synchronous_commit).toBe('on'); // the reservation's setting ended with its transaction
+  } finally {
+    await c.end();
+  }
+});
