@@ -5,8 +5,9 @@
 //
 // - Constant work per reservation. The sliding window counts per-second buckets (limit_windows:
 //   requests, tokens and the latest admission of each second of each key), at most ~61 rows
-//   whatever the rate; concurrency and budget holds come from the open claims, as many as the
-//   requests in flight; a budget's settled spend is a counter on the key's row.
+//   whatever the rate; the requests in flight, the USD they hold and a budget's settled spend
+//   are counters on the key's row, kept by every call that opens or closes a claim, and counted
+//   again from the open claims when the period changes or a claim may have expired unsettled.
 //   The window's rule: a bucket counts until its latest admission has left the window. That is
 //   exact for requests admitted in different seconds (the contract's exact retry-afters hold) and,
 //   for several sharing the second at the window's edge, refuses early: an admission counts up to
