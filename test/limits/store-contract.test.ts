@@ -266,6 +266,14 @@ describe('PostgreSQL at a busy key\'s rate: windows in per-second buckets, settl
     expect(admitted.length).toBeGreaterThan(50); // the bursts did reach the limit and leave it again
   });
 
+  it('a key\'s reservations made at once go in two calls, decided in the order they came', async () => {
+    const key = `k${++seq}`;
+    sent.length = 0;
+    const verdicts = await Promise.all(Array.from({ length: 50 }, (_, i) => store.reserve({ rpm: 20 }, claim(key, { at: T0 + i }))));
+    expect(sent).toEqual(['limit_reserve_many', 'limit_reserve_many']); // the first alone, the rest while it was out
+    expect(verdicts.map((v) => v.ok)).toEqual(Array.from({ length: 50 }, (_, i) => i < 20));
+  });
+
   it('settlements made at once go to the store together, each counted once', async () => {
     const key = `k${++seq}`;
     const limits: KeyLimits = { budget: { usd: 10, period: 'day' } };
@@ -303,7 +311,7 @@ describe('PostgreSQL at a busy key\'s rate: windows in per-second buckets, settl
     expect(await store.reserve(limits, claim(key))).toEqual({ ok: true });
     const late = claim(key, { at: T0 + 120_000 });
     await store.release([{ requestId: late.requestId, keyId: key }]);
-    await expect(store.reserve(limits, late)).rejects.toThrow(/duplicate key/);
+    await expect(store.reserve(limits, late)).rejects.toThrow(/taken already/);
   });
 });
 

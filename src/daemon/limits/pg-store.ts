@@ -1,5 +1,5 @@
 // The limit store shared by several daemons: PostgreSQL (store/pg-schema.ts, versions 1, 6 and 7).
-// A reservation is one call of `limit_reserve`, which locks the key's row and checks every limit in
+// A reservation is decided by `limit_reserve`, which locks the key's row and checks every limit in
 // that turn, so the requests of one key are decided one after another whichever daemon serves
 // them. Nothing is counted in a daemon's memory. What keeps a busy key fast:
 //
@@ -26,6 +26,11 @@
 //   flushes every reservation committed before it, so at most the reservations after the last
 //   settlement batch are at risk. A daemon crash loses nothing of this.
 //
+// - Reservations in batches. A key's reservations that arrive while this daemon's previous call
+//   for it is out go together in the next call (`limit_reserve_many`: each decided in order, as
+//   if alone), so a busy key costs one round trip and one hand-over of its lock per batch, and
+//   no more of this daemon's connections queue on its lock than one.
+//
 // - Settlements in batches. settle() queues, and every SETTLE_BATCH_MS the queue goes in one call
 //   of `limit_settle_many` (idempotent by request id, like the write-back after an outage), so
 //   settlements take the key's lock once per batch instead of once per request. settle()
@@ -47,7 +52,11 @@ export const SETTLE_BATCH_MS = 25;
 /** Settlements per statement (a write-back after a long outage can hold many). */
 const ROWS_PER_BATCH = 1000;
 
+/** The most reservations of a key in one call. */
+const RESERVATIONS_PER_CALL = 200;
+
 interface Queued { row: SettledRow; done: () => void; failed: (e: unknown) => void }
+interface Reservation { limits: KeyLimits; claim: Claim; done: (v: Verdict) => void; failed: (e: unknown) => void }
 
 interface ReserveRow { ok: boolean; lim: string | null; used: number; held: number; retry_after_ms: string | null }
 
@@ -69,6 +78,8 @@ export function periodId(limits: KeyLimits, start: number): string {
 
 export class PgLimitStore implements LimitStore {
   private queue: Queued[] = [];
+  /** Each key (and limits) with a reservation call out: the reservations waiting for the next. */
+  private readonly reserving = new Map<string, Reservation[]>();
   private timer: NodeJS.Timeout | undefined;
   /** The batch being written: one at a time, in order. */
   private sending: Promise<void> = Promise.resolve();
@@ -79,18 +90,62 @@ export class PgLimitStore implements LimitStore {
    */
   constructor(private readonly pool: Queryable, private readonly end: () => Promise<void> = async () => {}, private readonly seen?: (b: BudgetSeen) => void) {}
 
-  async reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
+  /**
+   * Decided by limit_reserve_many: a key's reservations that arrive while its previous call is out
+   * wait for it and go together in the next (one round trip and one turn of the key's lock for
+   * them all, in arrival order); a key with nothing out is sent at once.
+   */
+  reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
+    return new Promise<Verdict>((done, failed) => {
+      const slot = `${claim.keyId}\n${JSON.stringify(limits)}`;
+      const queued = this.reserving.get(slot);
+      const r: Reservation = { limits, claim, done, failed };
+      if (queued) { queued.push(r); return; }
+      this.reserving.set(slot, []);
+      void this.reserveBatch(slot, [r]);
+    });
+  }
+
+  private async reserveBatch(slot: string, batch: Reservation[]): Promise<void> {
+    try {
+      const verdicts = await this.reserveMany(batch);
+      batch.forEach((r, i) => {
+        const v = verdicts[i];
+        if (v instanceof Error || v === undefined) r.failed(v ?? new Error('the store gave no verdict'));
+        else r.done(v);
+      });
+    } catch (e) {
+      for (const r of batch) r.failed(e);
+    }
+    const next = this.reserving.get(slot)!;
+    if (next.length === 0) { this.reserving.delete(slot); return; }
+    this.reserving.set(slot, next.slice(RESERVATIONS_PER_CALL));
+    void this.reserveBatch(slot, next.slice(0, RESERVATIONS_PER_CALL));
+  }
+
+  private async reserveMany(batch: readonly Reservation[]): Promise<Array<Verdict | Error>> {
+    const { limits } = batch[0]!;
     const b = limits.budget;
-    const period = b ? periodAt(b.period, claim.at, limits.tz) : undefined;
+    const periods = batch.map(({ claim }) => (b ? periodAt(b.period, claim.at, limits.tz) : undefined));
+    const col = <T>(f: (c: Claim) => T) => batch.map((r) => f(r.claim));
     const { rows } = await this.pool.query<ReserveRow>(
-      'SELECT * FROM limit_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      'SELECT * FROM limit_reserve_many($1, $2::text[], $3::bigint[], $4::bigint[], $5::float8[], $6::bigint[], $7, $8, $9, $10, $11::text[], $12::bigint[], $13)',
       [
-        claim.keyId, claim.requestId, claim.at, claim.tokens, claim.usd, claim.expiresAt,
-        limits.rpm ?? null, limits.tpm ?? null, limits.concurrency ?? null,
-        b?.usd ?? null, b ? periodId(limits, period!.start) : '', period?.start ?? 0, WINDOW_MS,
+        batch[0]!.claim.keyId, col((c) => c.requestId), col((c) => c.at), col((c) => c.tokens), col((c) => c.usd), col((c) => c.expiresAt),
+        limits.rpm ?? null, limits.tpm ?? null, limits.concurrency ?? null, b?.usd ?? null,
+        periods.map((p) => (p ? periodId(limits, p.start) : '')), periods.map((p) => p?.start ?? 0), WINDOW_MS,
       ],
     );
-    const r = rows[0]!;
+    return batch.map(({ claim }, i) => {
+      const r = rows[i];
+      if (!r) return new Error('the store gave no verdict');
+      if (r.lim === 'taken') return new Error(`request ${claim.requestId} is taken already in the limit store (a claim voided or reserved before)`);
+      return this.verdict(limits, claim, periods[i], r);
+    });
+  }
+
+  private verdict(limits: KeyLimits, claim: Claim, period: { start: number; end: number | undefined } | undefined, r: ReserveRow): Verdict {
+    const b = limits.budget;
     if (b && (r.ok || r.lim === 'budget')) {
       this.seen?.({ keyId: claim.keyId, period: periodId(limits, period!.start), periodStart: period!.start, spent: Number(r.used), held: Number(r.held) });
     }

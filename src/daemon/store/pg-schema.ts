@@ -471,6 +471,28 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         END IF;
       END $fn$;
 
+      -- Reservations of one key under the same limits, decided in order in one call and one turn
+      -- of the key's lock (a daemon sends the ones that arrived while its previous call was out):
+      -- one round trip and one hand-over of the lock for the lot. Each is limit_reserve's, except
+      -- that a request id already taken (voided by limit_release) refuses that one alone ('taken').
+      CREATE FUNCTION limit_reserve_many(p_key text, p_request text[], p_at bigint[], p_tokens bigint[], p_usd double precision[], p_expires bigint[],
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text[], p_period_start bigint[], p_window bigint)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint)
+        LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+        PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        FOR j IN 1 .. coalesce(array_length(p_request, 1), 0) LOOP
+          IF EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = p_request[j]) THEN
+            RETURN QUERY SELECT false, 'taken'::text, 0::float8, 0::float8, NULL::bigint;
+          ELSE
+            RETURN QUERY SELECT * FROM limit_reserve(p_key, p_request[j], p_at[j], p_tokens[j], p_usd[j], p_expires[j],
+              p_rpm, p_tpm, p_concurrency, p_budget, p_period[j], p_period_start[j], p_window);
+          END IF;
+        END LOOP;
+      END $fn$;
+
       -- Settlements, many in one call (a daemon's last few milliseconds of them), each once by
       -- request id: an open claim is settled (its bucket's tokens become what it used, its spend
       -- counted in its key's period, its hold and its place in the key's concurrency released); a
