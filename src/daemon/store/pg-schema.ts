@@ -481,8 +481,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         LANGUAGE plpgsql AS $fn$
       BEGIN
         PERFORM set_config('synchronous_commit', 'off', true);
-        INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
         PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+          PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        END IF;
         FOR j IN 1 .. coalesce(array_length(p_request, 1), 0) LOOP
           IF EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = p_request[j]) THEN
             RETURN QUERY SELECT false, 'taken'::text, 0::float8, 0::float8, NULL::bigint;
@@ -506,7 +509,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         LANGUAGE plpgsql AS $fn$
       DECLARE n integer;
       BEGIN
-        INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k ORDER BY k ON CONFLICT DO NOTHING;
+        -- (a speculative insert costs more than the look: only keys not there yet)
+        INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k WHERE NOT EXISTS (SELECT 1 FROM limit_keys x WHERE x.key_id = k) ORDER BY k
+          ON CONFLICT DO NOTHING;
         PERFORM 1 FROM limit_keys WHERE key_id = ANY (p_key) ORDER BY key_id FOR UPDATE;
         WITH v AS (
           SELECT DISTINCT ON (r) r, k, a, t, u FROM unnest(p_request, p_key, p_at, p_tokens, p_usd) AS x(r, k, a, t, u) ORDER BY r
