@@ -68,7 +68,7 @@ export interface Queryable {
 /** A key's budget as the store last stated it: settled spend and holds (this request's included) in `period`. */
 export interface BudgetSeen { keyId: string; period: string; periodStart: number; spent: number; held: number }
 
-/** One settled request, as written back after the store was unreachable. */
+/** One settled request: as settle() batches it, or as written back after the store was unreachable. */
 export interface SettledRow { requestId: string; keyId: string; at: number; tokens: number; usd: number }
 
 /** `<period>:<tz>:<start>`: the budget period a key's cached spend belongs to. */
