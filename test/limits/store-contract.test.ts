@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KeyLimits } from '../../src/daemon/limits/limits.js';
+import { WINDOW_MS, type KeyLimits } from '../../src/daemon/limits/limits.js';
 import { PgLimitStore } from '../../src/daemon/limits/pg-store.js';
 import { SqliteLimitStore } from '../../src/daemon/limits/sqlite-store.js';
 import type { Claim, LimitStore } from '../../src/daemon/limits/store.js';
@@ -219,4 +219,118 @@ describe('PostgreSQL: settlements written back after an outage, and old claims p
     expect(await store.reserve(rezoned, claim(key, { usd: 0.2 }))).toMatchObject({ ok: false, limit: 'budget', used: 1.5 });
     expect(await store.reserve(rezoned, claim(key, { usd: 0.1 }))).toEqual({ ok: true });
   });
+});
+
+describe('PostgreSQL at a busy key\'s rate: windows in per-second buckets, settlements in batches', () => {
+  let url: string;
+  let store: PgLimitStore;
+  /** The statements the store sent, by the function they call. */
+  const sent: string[] = [];
+  beforeAll(async () => {
+    url = await freshDatabase();
+    const p = pool(url, 4);
+    store = new PgLimitStore({ query: (text, values) => { sent.push(/limit_\w+/.exec(text)?.[0] ?? text); return p.query(text, values); } });
+  });
+
+  it('a bucket counts until its latest admission leaves the window: two in one second at the edge refuse early, by less than that second, never admit late', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 2 };
+    for (const dt of [100, 900]) expect(await store.reserve(limits, claim(key, { at: T0 + dt }))).toEqual({ ok: true });
+    // Exactly, the admission at +100 has left at +60 100; its bucket holds the one at +900 too.
+    expect(await store.reserve(limits, claim(key, { at: T0 + 60_100 }))).toMatchObject({ ok: false, limit: 'rpm', used: 2, retryAfterMs: 800 });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 60_900 }))).toEqual({ ok: true });
+  });
+
+  it('over minutes of bursts, no sliding window ever holds more than the limit, and every retry-after is exact or up to a second late', async () => {
+    const key = `k${++seq}`;
+    const rpm = 7;
+    const admitted: number[] = [];
+    let rand = 42;
+    const next = () => (rand = (rand * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let t = T0;
+    for (let i = 0; i < 400; i++) {
+      t += next() < 0.7 ? Math.floor(next() * 300) : Math.floor(next() * 9000);
+      const v = await store.reserve({ rpm }, claim(key, { at: t }));
+      const inWindow = admitted.filter((a) => a > t - WINDOW_MS);
+      if (v.ok) {
+        admitted.push(t);
+        expect(inWindow.length + 1).toBeLessThanOrEqual(rpm);
+      } else {
+        expect(v.limit).toBe('rpm');
+        // Exactly, the request fits once enough of the oldest admissions have left the window.
+        const exact = inWindow.length >= rpm ? inWindow[inWindow.length - rpm]! + WINDOW_MS - t : 0;
+        expect(v.retryAfterMs!).toBeGreaterThanOrEqual(exact);
+        expect(v.retryAfterMs!).toBeLessThan(exact + 1000);
+      }
+    }
+    expect(admitted.length).toBeGreaterThan(50); // the bursts did reach the limit and leave it again
+  });
+
+  it('a key\'s reservations made at once go in two calls, decided in the order they came', async () => {
+    const key = `k${++seq}`;
+    sent.length = 0;
+    const verdicts = await Promise.all(Array.from({ length: 50 }, (_, i) => store.reserve({ rpm: 20 }, claim(key, { at: T0 + i }))));
+    expect(sent).toEqual(['limit_reserve_many', 'limit_reserve_many']); // the first alone, the rest while it was out
+    expect(verdicts.map((v) => v.ok)).toEqual(Array.from({ length: 50 }, (_, i) => i < 20));
+  });
+
+  it('settlements made at once go to the store together, each counted once', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 10, period: 'day' } };
+    const claims = Array.from({ length: 40 }, () => claim(key, { usd: 0.1 }));
+    for (const c of claims) expect(await store.reserve(limits, c)).toEqual({ ok: true });
+    sent.length = 0;
+    await Promise.all([...claims, ...claims].map((c) => store.settle(c, { tokens: 10, usd: 0.05 })));
+    expect(sent).toEqual(['limit_settle_many']);
+    expect((await store.standing(key, limits, T0)).budget).toMatchObject({ held: 0 });
+    expect((await store.standing(key, limits, T0)).budget!.spent).toBeCloseTo(2, 9);
+  });
+
+  it('a settlement whose claim the store lost (a server crash after its reservation) adds it, once, to its window and its budget', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 1, period: 'day' }, rpm: 1, tpm: 1000 };
+    const first = claim(key, { at: T0 - 1000, usd: 0 });
+    expect(await store.reserve(limits, first)).toEqual({ ok: true }); // the key's period is known
+    await store.settle(first, { tokens: 0, usd: 0 });
+    const lost = claim(key, { at: T0 + 30_000, usd: 0.5 });
+    await store.settle(lost, { tokens: 700, usd: 0.4 });
+    await store.settle(lost, { tokens: 700, usd: 0.4 });
+    const s = await store.standing(key, limits, T0 + 30_000);
+    expect(s.budget!.spent).toBeCloseTo(0.4, 12);
+    expect(s.tpm).toEqual({ max: 1000, used: 700 });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 61_000, usd: 0.5, tokens: 100 }))).toMatchObject({ ok: false, limit: 'rpm', retryAfterMs: 29_000 });
+    expect(await store.reserve(limits, claim(key, { at: T0 + 90_000, usd: 0.7, tokens: 100 }))).toMatchObject({ ok: false, limit: 'budget', used: expect.closeTo(0.4, 9) });
+  });
+
+  it('a voided claim leaves its window, and its request id cannot be reserved after', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 1 };
+    const c = claim(key);
+    expect(await store.reserve(limits, c)).toEqual({ ok: true });
+    await store.release([{ requestId: c.requestId, keyId: key }]);
+    expect(await store.reserve(limits, claim(key))).toEqual({ ok: true });
+    const late = claim(key, { at: T0 + 120_000 });
+    await store.release([{ requestId: late.requestId, keyId: key }]);
+    await expect(store.reserve(limits, late)).rejects.toThrow(/taken already/);
+  });
+});
+
+it('PostgreSQL: a reservation commits without waiting for the disk, a batch of settlements durably (pg-store.ts says what a server crash can lose)', async () => {
+  const c = new pg.Client({ connectionString: await freshDatabase() });
+  await c.connect();
+  try {
+    const commitMode = async (call: string, values: unknown[]) => {
+      await c.query('BEGIN');
+      await c.query(call, values);
+      const { rows: [r] } = await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      await c.query('COMMIT');
+      return r!.synchronous_commit;
+    };
+    expect(await commitMode('SELECT * FROM limit_reserve($1, $2, $3, 100, 0, $4, 10, NULL, NULL, NULL, \'\', 0, 60000)', ['k', 'r1', T0, T0 + 600_000])).toBe('off');
+    expect(await commitMode('SELECT limit_settle_many($1, $2, $3, $4, $5)', [['r1'], ['k'], [T0], [50], [0]])).toBe('on');
+    const { rows: [s] } = await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    expect(s!.synchronous_commit).toBe('on'); // the reservation's setting ended with its transaction
+  } finally {
+    await c.end();
+  }
 });

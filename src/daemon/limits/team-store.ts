@@ -18,7 +18,7 @@
 // Whatever settled locally (and the settlements of claims made in PostgreSQL that could not be
 // told) is kept in the outbox (limit-outbox.db in the state directory, the laptop's limit ledger
 // schema, so it survives a crash) and, once the store is back, written to it in one statement per
-// 500 by request id (limit_record: a claim is settled once, a missing one added settled): the
+// 500 by request id (limit_settle_many: a claim is settled once, a missing one added settled): the
 // shared windows and budgets then count every request served, once. Reservations go back to
 // PostgreSQL only after that write-back, so the shared counters are whole when they decide again.
 import { join } from 'node:path';
@@ -189,8 +189,11 @@ export class TeamLimitStore implements LimitStore {
     this.offHealth();
     clearInterval(this.sweep);
     clearTimeout(this.writeSoon);
-    // A clean stop writes back what it can; what it cannot stays in the outbox for the next start.
-    if (this.o.shared.status().connected) await bounded(this.writeBack(), 2_000, 'the write-back').catch(() => {});
+    // A clean stop writes back what it can (the batch of settlements queued too); what it cannot stays in the outbox for the next start.
+    if (this.o.shared.status().connected) {
+      await bounded(this.pg.flush(), 2_000, 'the settlements').catch(() => {});
+      await bounded(this.writeBack(), 2_000, 'the write-back').catch(() => {});
+    }
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
     db.close();

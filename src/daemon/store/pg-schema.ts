@@ -350,6 +350,252 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 7,
+    description: 'limits at a busy key\'s rate: per-second window buckets, reservations committed without waiting for the disk, settlements in batches',
+    sql: `
+      -- A key's requests and tokens per second of admission: a minute's window is the sum of at
+      -- most ~61 rows, whatever the request rate. last_at is the latest admission in the second:
+      -- a bucket counts in the window until that one has left it, so the window is exact for
+      -- claims in different seconds and errs only on the side of refusing, by less than a second,
+      -- for claims sharing the second at the window's edge (pg-store.ts).
+      CREATE TABLE limit_windows (
+        key_id text NOT NULL,
+        sec bigint NOT NULL,
+        requests bigint NOT NULL,
+        tokens bigint NOT NULL,
+        last_at bigint NOT NULL,
+        PRIMARY KEY (key_id, sec)
+      );
+      -- The claims already made, in their buckets (the last minute is all a window needs).
+      INSERT INTO limit_windows (key_id, sec, requests, tokens, last_at)
+        SELECT key_id, at / 1000, count(*), sum(tokens), max(at) FROM limit_claims
+          WHERE at > (extract(epoch FROM now()) * 1000)::bigint - 120000 GROUP BY key_id, at / 1000;
+
+      -- The key's open claims as counters, kept under its row's lock by every call that opens or
+      -- closes one: how many (concurrency) and the USD they hold in the key's budget period.
+      -- They count the open claims that expire after swept_at; next_expiry is at or before the
+      -- first of those to expire, and once a reservation reaches it the counters are counted
+      -- again from the open claims (the rows), as they are when the period changes.
+      ALTER TABLE limit_keys ADD COLUMN open_n bigint NOT NULL DEFAULT 0,
+        ADD COLUMN held_usd double precision NOT NULL DEFAULT 0,
+        ADD COLUMN swept_at bigint NOT NULL DEFAULT 0,
+        ADD COLUMN next_expiry bigint NOT NULL DEFAULT 0;
+
+      -- Version 6's, in constant work: the windows from the buckets, concurrency and holds from
+      -- the key's counters, the budget's settled spend from the key's row. Committed without
+      -- waiting for the WAL flush: the key's row lock, which every reservation of the key waits
+      -- for, is held for the function's work only. A server crash can lose the last moments of
+      -- reservations; their settlements add them back (limit_settle_many).
+      CREATE OR REPLACE FUNCTION limit_reserve(p_key text, p_request text, p_at bigint, p_tokens bigint, p_usd double precision, p_expires bigint,
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text, p_period_start bigint, p_window bigint)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint)
+        LANGUAGE plpgsql AS $fn$
+      DECLARE
+        n bigint := 0; t bigint := 0; h bigint; k limit_keys%ROWTYPE; fresh boolean; dirty boolean := false;
+        v_lim text; v_used double precision := 0; v_held double precision := 0; v_retry bigint;
+        lo bigint := (p_at - p_window) / 1000 - 1; -- the first bucket that may hold an admission in the window
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        SELECT * INTO k FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+          SELECT * INTO k FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        END IF;
+        IF p_budget IS NOT NULL AND k.period <> p_period THEN
+          -- A new period (or another kind of budget): its settled spend, read once; a total also counts what was pruned.
+          SELECT coalesce(sum(usd), 0) INTO k.spent FROM limit_claims WHERE key_id = p_key AND settled AND at >= p_period_start;
+          IF p_period_start = 0 THEN k.spent := k.spent + k.folded; END IF;
+          k.period := p_period; k.period_start := p_period_start;
+          k.next_expiry := 0; -- and its holds, counted below
+        END IF;
+        IF k.next_expiry <= p_at THEN
+          SELECT count(*), coalesce(sum(usd) FILTER (WHERE at >= k.period_start), 0), coalesce(min(expires_at), 9223372036854775807)
+            INTO k.open_n, k.held_usd, k.next_expiry FROM limit_claims WHERE key_id = p_key AND NOT settled AND expires_at > p_at;
+          k.swept_at := p_at;
+          dirty := true;
+        END IF;
+        IF p_rpm IS NOT NULL OR p_tpm IS NOT NULL THEN
+          SELECT coalesce(sum(w.requests), 0), coalesce(sum(w.tokens), 0) INTO n, t
+            FROM limit_windows w WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window;
+        END IF;
+        IF p_concurrency IS NOT NULL AND k.open_n + 1 > p_concurrency THEN
+          v_lim := 'concurrency'; v_used := k.open_n; v_retry := 1000;
+        ELSIF p_rpm IS NOT NULL AND n + 1 > p_rpm THEN
+          -- The request fits once enough of the oldest buckets have left the window.
+          v_lim := 'rpm'; v_used := n;
+          SELECT x.last_at + p_window - p_at INTO v_retry FROM (
+            SELECT w.sec, w.last_at, sum(w.requests) OVER (ORDER BY w.sec) AS gone FROM limit_windows w
+              WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window
+          ) x WHERE x.gone >= n + 1 - p_rpm ORDER BY x.sec LIMIT 1;
+        -- A request larger than the whole window's tokens runs alone: once nothing else is in the window.
+        ELSIF p_tpm IS NOT NULL AND t + p_tokens > p_tpm AND NOT (p_tokens > p_tpm AND n = 0) THEN
+          SELECT coalesce(sum(tokens), 0) INTO h FROM limit_claims
+            WHERE key_id = p_key AND NOT settled AND expires_at > p_at AND at > p_at - p_window;
+          h := least(h, t);
+          v_lim := 'tpm'; v_used := t - h; v_held := h;
+          IF p_tokens > p_tpm THEN
+            SELECT max(w.last_at) + p_window - p_at INTO v_retry FROM limit_windows w
+              WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window AND w.requests > 0;
+          ELSE
+            SELECT x.last_at + p_window - p_at INTO v_retry FROM (
+              SELECT w.sec, w.last_at, sum(w.tokens) OVER (ORDER BY w.sec) AS gone FROM limit_windows w
+                WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window
+            ) x WHERE p_tpm - t + x.gone >= p_tokens ORDER BY x.sec LIMIT 1;
+          END IF;
+        ELSIF p_budget IS NOT NULL AND k.spent + k.held_usd + p_usd > p_budget + 1e-9 THEN -- a billionth of a dollar: sums of cents are not exact in binary
+          v_lim := 'budget'; v_used := k.spent; v_held := k.held_usd;
+        END IF;
+        IF v_lim IS NULL THEN
+          -- The claim first: a request id already taken (voided by limit_release) rolls the whole reservation back.
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at) VALUES (p_request, p_key, p_at, p_tokens, p_usd, p_expires);
+          INSERT INTO limit_windows AS w (key_id, sec, requests, tokens, last_at) VALUES (p_key, p_at / 1000, 1, p_tokens, p_at)
+            ON CONFLICT (key_id, sec) DO UPDATE SET requests = w.requests + 1, tokens = w.tokens + excluded.tokens, last_at = greatest(w.last_at, excluded.last_at)
+            RETURNING (xmax = 0) INTO fresh;
+          -- A new second: the key's buckets no window reaches any more go (a few seconds' margin for daemons' clocks).
+          IF fresh THEN DELETE FROM limit_windows WHERE key_id = p_key AND sec < lo - 5; END IF;
+          k.open_n := k.open_n + 1;
+          IF p_at >= k.period_start THEN k.held_usd := k.held_usd + p_usd; END IF;
+          k.next_expiry := least(k.next_expiry, p_expires);
+          dirty := true;
+        END IF;
+        IF dirty THEN
+          UPDATE limit_keys SET period = k.period, period_start = k.period_start, spent = k.spent, open_n = k.open_n,
+              held_usd = k.held_usd, swept_at = k.swept_at, next_expiry = k.next_expiry
+            WHERE key_id = p_key;
+        END IF;
+        IF v_lim IS NULL THEN
+          RETURN QUERY SELECT true, NULL::text, CASE WHEN p_budget IS NULL THEN 0 ELSE k.spent END, CASE WHEN p_budget IS NULL THEN p_usd ELSE k.held_usd END, NULL::bigint;
+        ELSE
+          RETURN QUERY SELECT false, v_lim, v_used, v_held, v_retry;
+        END IF;
+      END $fn$;
+
+      -- Reservations of one key under the same limits, decided in order in one call and one turn
+      -- of the key's lock (a daemon sends the ones that arrived while its previous call was out):
+      -- one round trip and one hand-over of the lock for the lot. Each is limit_reserve's, except
+      -- that a request id already taken (voided by limit_release) refuses that one alone ('taken').
+      CREATE FUNCTION limit_reserve_many(p_key text, p_request text[], p_at bigint[], p_tokens bigint[], p_usd double precision[], p_expires bigint[],
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text[], p_period_start bigint[], p_window bigint)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint)
+        LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+          PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        END IF;
+        FOR j IN 1 .. coalesce(array_length(p_request, 1), 0) LOOP
+          IF EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = p_request[j]) THEN
+            RETURN QUERY SELECT false, 'taken'::text, 0::float8, 0::float8, NULL::bigint;
+          ELSE
+            RETURN QUERY SELECT * FROM limit_reserve(p_key, p_request[j], p_at[j], p_tokens[j], p_usd[j], p_expires[j],
+              p_rpm, p_tpm, p_concurrency, p_budget, p_period[j], p_period_start[j], p_window);
+          END IF;
+        END LOOP;
+      END $fn$;
+
+      -- Settlements, many in one call (a daemon's last few milliseconds of them), each once by
+      -- request id: an open claim is settled (its bucket's tokens become what it used, its spend
+      -- counted in its key's period, its hold and its place in the key's concurrency released); a
+      -- claim the store does not have (reserved on a daemon's share while the store was
+      -- unreachable, or a reservation a server crash lost) is added settled, in its bucket; a claim
+      -- already settled changes nothing. The keys' rows are locked first, in one order, as
+      -- reservations lock them: no two callers deadlock.
+      -- Committed as the server's synchronous_commit says (durably, by default): a settlement that
+      -- returned is never lost, and its flush also makes durable every reservation committed before it.
+      CREATE FUNCTION limit_settle_many(p_request text[], p_key text[], p_at bigint[], p_tokens bigint[], p_usd double precision[]) RETURNS integer
+        LANGUAGE plpgsql AS $fn$
+      DECLARE n integer;
+      BEGIN
+        -- (a speculative insert costs more than the look: only keys not there yet)
+        INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k WHERE NOT EXISTS (SELECT 1 FROM limit_keys x WHERE x.key_id = k) ORDER BY k
+          ON CONFLICT DO NOTHING;
+        PERFORM 1 FROM limit_keys WHERE key_id = ANY (p_key) ORDER BY key_id FOR UPDATE;
+        WITH v AS (
+          SELECT DISTINCT ON (r) r, k, a, t, u FROM unnest(p_request, p_key, p_at, p_tokens, p_usd) AS x(r, k, a, t, u) ORDER BY r
+        ), old AS (
+          SELECT c.request_id, c.tokens AS was, c.usd AS hold, v.t, v.u FROM limit_claims c JOIN v ON c.request_id = v.r WHERE NOT c.settled
+        ), settled AS (
+          UPDATE limit_claims c SET settled = true, tokens = old.t, usd = old.u FROM old WHERE c.request_id = old.request_id
+            RETURNING c.key_id, c.at, old.t - old.was AS tokens, 0 AS requests, c.usd, true AS was_open, c.expires_at, old.hold
+        ), added AS (
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at, settled)
+            SELECT r, k, a, t, u, a, true FROM v WHERE NOT EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = v.r)
+            ON CONFLICT (request_id) DO NOTHING
+            RETURNING key_id, at, tokens, 1 AS requests, usd, false AS was_open, expires_at, 0::float8 AS hold
+        ), d AS (
+          SELECT * FROM settled UNION ALL SELECT * FROM added
+        ), windows AS (
+          -- a voided claim (at 0) left its bucket when it was voided
+          INSERT INTO limit_windows AS w (key_id, sec, requests, tokens, last_at)
+            SELECT key_id, at / 1000, sum(requests), sum(tokens), max(at) FROM d WHERE at > 0 AND (requests > 0 OR tokens <> 0) GROUP BY key_id, at / 1000 ORDER BY 1, 2
+            ON CONFLICT (key_id, sec) DO UPDATE SET requests = w.requests + excluded.requests, tokens = w.tokens + excluded.tokens, last_at = greatest(w.last_at, excluded.last_at)
+        ), keys AS (
+          -- an open claim is in the counters unless voided or swept out as expired
+          UPDATE limit_keys k SET spent = k.spent + x.spent, open_n = greatest(0, k.open_n - x.n), held_usd = greatest(0, k.held_usd - x.held) FROM (
+            SELECT kk.key_id,
+                coalesce(sum(d.usd) FILTER (WHERE kk.period <> '' AND d.at >= kk.period_start), 0) AS spent,
+                count(*) FILTER (WHERE d.was_open AND d.at <> 0 AND d.expires_at > kk.swept_at) AS n,
+                coalesce(sum(d.hold) FILTER (WHERE d.was_open AND d.at <> 0 AND d.expires_at > kk.swept_at AND d.at >= kk.period_start), 0) AS held
+              FROM d JOIN limit_keys kk ON kk.key_id = d.key_id GROUP BY kk.key_id
+          ) x WHERE k.key_id = x.key_id
+        )
+        SELECT count(*) INTO n FROM d;
+        RETURN n;
+      END $fn$;
+      DROP FUNCTION limit_record(text, text, bigint, bigint, double precision);
+      DROP FUNCTION limit_settle(text, bigint, double precision);
+
+      -- Voids the claims of requests nothing will settle (team-store.ts): each leaves its bucket
+      -- and its key's counters and becomes a claim outside every window, period and hold
+      -- (admitted at 0, expired at 0); a request id not seen yet is taken, so its reservation
+      -- arriving later is rolled back.
+      CREATE FUNCTION limit_release(p_request text[], p_key text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k ORDER BY k ON CONFLICT DO NOTHING;
+        PERFORM 1 FROM limit_keys WHERE key_id = ANY (p_key) ORDER BY key_id FOR UPDATE;
+        WITH v AS (
+          SELECT DISTINCT ON (r) r, k FROM unnest(p_request, p_key) AS x(r, k) ORDER BY r
+        ), old AS (
+          SELECT c.request_id, c.key_id, c.at, c.tokens, c.usd, c.expires_at FROM limit_claims c JOIN v ON c.request_id = v.r WHERE NOT c.settled AND c.at <> 0
+        ), voided AS (
+          UPDATE limit_claims c SET at = 0, expires_at = 0 FROM old WHERE c.request_id = old.request_id
+        ), taken AS (
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at)
+            SELECT r, k, 0, 0, 0, 0 FROM v WHERE NOT EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = v.r)
+            ON CONFLICT (request_id) DO NOTHING
+        ), keys AS (
+          UPDATE limit_keys k SET open_n = greatest(0, k.open_n - x.n), held_usd = greatest(0, k.held_usd - x.held) FROM (
+            SELECT kk.key_id, count(*) FILTER (WHERE old.expires_at > kk.swept_at) AS n,
+                coalesce(sum(old.usd) FILTER (WHERE old.expires_at > kk.swept_at AND old.at >= kk.period_start), 0) AS held
+              FROM old JOIN limit_keys kk ON kk.key_id = old.key_id GROUP BY kk.key_id
+          ) x WHERE k.key_id = x.key_id
+        )
+        UPDATE limit_windows w SET requests = w.requests - x.n, tokens = w.tokens - x.t
+          FROM (SELECT key_id, at / 1000 AS sec, count(*) AS n, sum(tokens) AS t FROM old GROUP BY 1, 2) x
+          WHERE w.key_id = x.key_id AND w.sec = x.sec;
+      END $fn$;
+
+      -- Version 6's, and the buckets of keys idle since p_before.
+      CREATE OR REPLACE FUNCTION limit_prune(p_before bigint) RETURNS bigint LANGUAGE plpgsql AS $fn$
+      DECLARE n bigint;
+      BEGIN
+        DELETE FROM limit_windows WHERE last_at < p_before;
+        WITH gone AS (
+          DELETE FROM limit_claims WHERE at < p_before AND (settled OR expires_at < p_before) RETURNING key_id, usd, settled
+        ), sums AS (
+          SELECT key_id, coalesce(sum(usd) FILTER (WHERE settled), 0) AS usd, count(*) AS n FROM gone GROUP BY key_id
+        ), folded AS (
+          INSERT INTO limit_keys (key_id, folded) SELECT key_id, usd FROM sums
+            ON CONFLICT (key_id) DO UPDATE SET folded = limit_keys.folded + excluded.folded RETURNING 1
+        )
+        SELECT coalesce(sum(sums.n), 0) INTO n FROM sums;
+        RETURN n;
+      END $fn$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
