@@ -35,13 +35,7 @@ afterAll(async () => {
 });
 
 let dbs = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `responses_${++dbs}`;
-  const admin = new pg.Pool({ connectionString: postgres.url, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return postgres.url.replace(/\/postgres$/, `/${name}`);
-}
+const freshDatabase = (): Promise<string> => postgres.database(`responses_${++dbs}`);
 
 /** One daemon's view of the database: its own SharedStore (pool, listening connection) and response store. */
 async function daemonStore(url: string, name: string, settings: ResponsesSettings = BIG, o: PgResponseOptions = {}): Promise<PgResponseStore> {

@@ -47,11 +47,7 @@ const sqlite = (): Backend => {
 
 let dbs = 0;
 async function freshDatabase(): Promise<string> {
-  const name = `limits_${++dbs}`;
-  const admin = new pg.Pool({ connectionString: postgres.url, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = postgres.url.replace(/\/postgres$/, `/${name}`);
+  const url = await postgres.database(`limits_${++dbs}`);
   const db = new pg.Pool({ connectionString: url, max: 2 });
   await migratePg(db);
   await db.end();
