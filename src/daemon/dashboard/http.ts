@@ -61,22 +61,28 @@ export function sendAsset(req: IncomingMessage, res: ServerResponse, body: Buffe
   res.end(body);
 }
 
+/** The whole body, or a 413 as soon as it passes `limit` bytes. */
+async function readCapped(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new ApiError(413, 'request_too_large', `request body is larger than ${limit} bytes`);
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts, size);
+}
+
 const JSON_LIMIT = 64 * 1024;
 
 /** Reads a small JSON object body; anything else is a 400/413/415 that says what was wrong. */
 export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const type = String(req.headers['content-type'] ?? '');
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > JSON_LIMIT) throw new ApiError(413, 'request_too_large', `request body is larger than ${JSON_LIMIT} bytes`);
-    parts.push(chunk);
-  }
-  if (size === 0) return {};
+  const body = await readCapped(req, JSON_LIMIT);
+  if (body.length === 0) return {};
   if (!type.includes('application/json')) throw new ApiError(415, 'unsupported_media_type', 'send the body as application/json');
   let parsed: unknown;
-  try { parsed = JSON.parse(Buffer.concat(parts).toString('utf8')); } catch (e) {
+  try { parsed = JSON.parse(body.toString('utf8')); } catch (e) {
     throw new ApiError(400, 'invalid_json', `request body is not valid JSON: ${(e as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ApiError(400, 'invalid_request', 'request body must be a JSON object');
@@ -87,13 +93,7 @@ const FORM_LIMIT = 4 * 1024;
 
 /** Reads a small HTML form body (application/x-www-form-urlencoded), as the sign-in page posts it. */
 export async function readFormBody(req: IncomingMessage): Promise<URLSearchParams> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > FORM_LIMIT) throw new ApiError(413, 'request_too_large', `request body is larger than ${FORM_LIMIT} bytes`);
-    parts.push(chunk);
-  }
+  const body = await readCapped(req, FORM_LIMIT);
   if (!String(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) throw new ApiError(415, 'unsupported_media_type', 'send the form as application/x-www-form-urlencoded');
-  return new URLSearchParams(Buffer.concat(parts).toString('utf8'));
+  return new URLSearchParams(body.toString('utf8'));
 }
