@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { closedPort } from '../helpers/ports.js';
+import { readResponse } from '../helpers/http-response.js';
 import { lanAddress, selfSignedCert } from '../helpers/tls.js';
 
 const home = makeTempHome('gateway-team-');
@@ -52,16 +53,7 @@ function call(path: string, o: { method?: string; headers?: Record<string, strin
       ...(o.from === 'lan' ? { localAddress: LAN } : {}),
       headers: { host: `gw.example:${port}`, ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
       agent: false,
-    }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(parts).toString('utf8');
-        let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
+    }, (res) => readResponse(res, resolve));
     req.on('error', reject);
     req.end(o.body);
   });

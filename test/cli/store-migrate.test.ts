@@ -19,6 +19,7 @@ import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { closedPort } from '../helpers/ports.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { anthropicScript, FINAL_TEXT } from '../helpers/scripted-providers.js';
+import { until } from '../helpers/wait.js';
 import { startGatewayProcess, type GatewayProcess } from '../usage/gateway-process.js';
 
 /** The test server's password (set once it runs): no error may show it. */
@@ -40,13 +41,7 @@ interface Counts { copied: number; already: number }
 
 let team: { home: { dir: string; cleanup(): void }; url: string; pid: number; cli(args: string[], env?: Record<string, string | undefined>): Promise<CliResult> } | undefined;
 
-async function createDatabase(name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return postgres.url.replace(/\/postgres$/, `/${name}`);
-}
+const createDatabase = (name: string): Promise<string> => postgres.database(name);
 
 async function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
   const c = new pg.Client({ connectionString: storeUrl });
@@ -85,15 +80,7 @@ async function created(r: Promise<CliResult>): Promise<string> {
 const usageOf = async (cli: (args: string[]) => Promise<CliResult>, by = 'model') =>
   JSON.parse((await cli(['usage', '--since', '1d', '--by', by, '--json'])).stdout) as { totals: UsageTotals; rows: UsageGroup[] };
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => until(what, probe, 30_000, 100);
 
 /** Every file of a directory (names and contents), to see that nothing was written. */
 function files(dir: string): Record<string, string> {

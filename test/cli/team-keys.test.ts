@@ -24,6 +24,7 @@ import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import { makeTempHome, runCli, type CliResult } from '../helpers/cli.js';
 import { MOCK_TEXT, startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const DATABASE = 'team_keys';
 const NAMES = ['A', 'B', 'C'] as const;
@@ -74,15 +75,7 @@ async function startDaemonProcess(name: Name): Promise<Daemon> {
 }
 
 /** Waits for `probe` to give a value (it is tried again every 10 ms); fails after `timeoutMs`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> => waitUntil(what, probe, timeoutMs, 10);
 
 interface Reply { status: number; body: any; at: number }
 

@@ -11,6 +11,7 @@ import { KeyStore } from '../../src/daemon/store/keys.js';
 import { createSecretSource } from '../../src/daemon/store/secret-source.js';
 import { openUsageHistory, recordUsage, storeBodies, type UsageRecorder } from '../../src/daemon/observe/usage/index.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
+import { readResponse } from '../helpers/http-response.js';
 import type { ProviderDescriptor } from '../../src/providers/registry.js';
 
 export function memoryKeychain(available = true): Keychain & { entries: Map<string, string> } {
@@ -70,16 +71,7 @@ export async function startDashboardGateway(opts: { env?: Record<string, string>
   const raw: DashboardGateway['raw'] = (method, path, o = {}) => new Promise((resolve, reject) => {
     const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
     const headers: Record<string, string> = { host, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers };
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, setHost: false }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(parts).toString('utf8');
-        let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, setHost: false }, (res) => readResponse(res, resolve));
     req.on('error', reject);
     req.end(body);
   });

@@ -108,12 +108,7 @@ const STORE_PASSWORD = 'deploy-test-pw-7Qx';
 
 /** A new database on the test server, as a URL with a password as an operator's would have. */
 async function freshDatabase(): Promise<string> {
-  const name = `deploy_${++dbs}`;
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return postgres.url.replace(/\/postgres$/, `/${name}`).replace('postgres://gw@', `postgres://gw:${STORE_PASSWORD}@`);
+  return (await postgres.database(`deploy_${++dbs}`)).replace('postgres://gw@', `postgres://gw:${STORE_PASSWORD}@`);
 }
 
 /** The env file with a value for each variable it names, as an operator fills it in. */

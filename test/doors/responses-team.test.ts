@@ -7,7 +7,6 @@
 // shape; once it is back, what was answered meanwhile is on every daemon.
 // The keys are made with the CLI on the shared store itself (GATEWAY_STORE_URL, before any daemon runs).
 import OpenAI from 'openai';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempHome, runCli } from '../helpers/cli.js';
 import { startMockProvider, type MockProvider } from '../helpers/mock-provider.js';
@@ -30,11 +29,7 @@ const cli = (home: string, args: string[], extra: Record<string, string> = {}) =
 
 beforeAll(async () => {
   postgres = await startPostgres();
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE responses_team');
-  await admin.end();
-  storeUrl = postgres.url.replace(/\/postgres$/, '/responses_team');
+  storeUrl = await postgres.database('responses_team');
   anthropic = await startMockProvider('anthropic');
   anthropic.setHandler(anthropicScript);
   env = {

@@ -6,7 +6,6 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/daemon/observe/events.js';
 import { buildPriceTable, readShippedPrices } from '../../src/daemon/observe/usage/prices.js';
@@ -81,11 +80,7 @@ describe('the outbox and the shared store', () => {
   let url: string;
   beforeAll(async () => {
     postgres = await startPostgres();
-    const admin = new pg.Client({ connectionString: postgres.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE team_history');
-    await admin.end();
-    url = postgres.url.replace(/\/postgres$/, '/team_history');
+    url = await postgres.database('team_history');
   }, 120_000);
   afterAll(() => { postgres?.destroy(); });
 

@@ -21,11 +21,7 @@ const IDS = ['team-a', 'team-b', 'team-c'] as const;
 
 beforeAll(async () => {
   postgres = await startPostgres();
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE usage_team');
-  await admin.end();
-  url = postgres.url.replace(/\/postgres$/, '/usage_team');
+  url = await postgres.database('usage_team');
   // One after the other: the first migrates the schema (the others would wait for its lock anyway).
   for (const id of IDS) daemons.push(await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: id }));
   for (const gw of daemons) keys.set(gw, (await gw.cli(['keys', 'create', '--name', `load-${gw.dir.slice(-6)}`])).stdout.trim());
