@@ -11,7 +11,7 @@ import {
   adminKeyOptions, assertNameFree, findKey, mintKey, noSuchKey, sessionKeyOptions, staleSession, withLimitsPatch, withValidLimits,
   type AdminKeyOptions, type CreatedKey, type KeyRecord, type NewKeyOptions, type ProxyKeyOptions,
 } from './keys.js';
-import { isConnectionError, type SharedStore } from './shared-store.js';
+import { isConnectionError, LONGEST_TIMER_MS, recheckMsFrom, type SharedStore } from './shared-store.js';
 
 /** The NOTIFY channel of key changes; the payload is the changed key's id. */
 export const KEYS_CHANNEL = 'gateway_keys';
@@ -22,15 +22,10 @@ export const KEYS_RECHECK_ENV = 'GATEWAY_KEYS_RECHECK_SECONDS';
 /** Taken by every key creation (and `gateway store migrate`), so two never both create an active key of one name. */
 export const KEYS_LOCK = 0x6b65_7973; // "keys"
 /** setInterval's longest delay; a longer one would fire at once. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** The backstop's period from the environment: KEYS_RECHECK_MS unless GATEWAY_KEYS_RECHECK_SECONDS says otherwise. */
 export function keysRecheckMs(env: NodeJS.ProcessEnv): number {
-  const v = env[KEYS_RECHECK_ENV]?.trim();
-  if (v === undefined || v === '') return KEYS_RECHECK_MS;
-  const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new Error(`${KEYS_RECHECK_ENV} must be a positive number of seconds, got "${v}"`);
-  return Math.min(s * 1000, LONGEST_TIMER_MS);
+  return recheckMsFrom(env, KEYS_RECHECK_ENV, KEYS_RECHECK_MS);
 }
 
 export interface KeyRow {

@@ -346,3 +346,15 @@ export function isConnectionError(e: unknown): boolean {
   return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[123]|08\w{3})$/.test(code)
     || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(err?.message ?? '');
 }
+
+/** The longest delay a Node timer takes (a longer one fires at once). */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** A backstop re-read's interval from `env[name]` (seconds), else `defaultMs`; one line when it is not a positive number. */
+export function recheckMsFrom(env: NodeJS.ProcessEnv, name: string, defaultMs: number): number {
+  const v = env[name]?.trim();
+  if (v === undefined || v === '') return defaultMs;
+  const s = Number(v);
+  if (!Number.isFinite(s) || s <= 0) throw new Error(`${name} must be a positive number of seconds, got "${v}"`);
+  return Math.min(Math.round(s * 1000), LONGEST_TIMER_MS);
+}

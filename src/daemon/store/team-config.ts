@@ -19,7 +19,7 @@
 // the store on a notification, when its listening connection comes back (notifications may have
 // been missed), and every GATEWAY_CONFIG_RECHECK_SECONDS (default 30) as a backstop.
 import type { PoolClient, QueryConfig, QueryResultRow } from 'pg';
-import { isConnectionError, QUIET_MS, type SharedStore } from './shared-store.js';
+import { isConnectionError, QUIET_MS, recheckMsFrom, type SharedStore } from './shared-store.js';
 import { keepBeforeTeam, readLocal, readTeamBase, writeLocal, writeTeamBase, type LocalConfig, type TeamBase } from './shared-config-files.js';
 import { tryLockState } from './state-lock.js';
 import {
@@ -31,18 +31,12 @@ export const CONFIG_CHANNEL = 'gateway_config';
 export const CONFIG_RECHECK_ENV = 'GATEWAY_CONFIG_RECHECK_SECONDS';
 /** How often a daemon reads the store's version whatever it heard (the backstop for a lost notification), as for keys. */
 const DEFAULT_RECHECK_MS = 30_000;
-/** setInterval's longest delay; a longer one would fire at once. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** How soon the team's config is written into the files again when a CLI command held them. */
 const FILE_RETRY_MS = 20;
 
 /** The backstop's period: GATEWAY_CONFIG_RECHECK_SECONDS (a positive number of seconds), else 30 s. */
 export function configRecheckMs(env: NodeJS.ProcessEnv): number {
-  const v = env[CONFIG_RECHECK_ENV]?.trim();
-  if (v === undefined || v === '') return DEFAULT_RECHECK_MS;
-  const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new Error(`${CONFIG_RECHECK_ENV} must be a positive number of seconds, got "${v}"`);
-  return Math.min(Math.round(s * 1000), LONGEST_TIMER_MS);
+  return recheckMsFrom(env, CONFIG_RECHECK_ENV, DEFAULT_RECHECK_MS);
 }
 
 interface Version { version: number; doc: SharedDoc; by: string }
