@@ -75,14 +75,11 @@ function lastUsedFile(dir: string): Record<string, string> {
 export async function listKeys(deps: KeyDeps, now = Date.now()): Promise<KeyView[]> {
   const file = lastUsedFile(deps.dir);
   const order: Record<KeyStatus, number> = { active: 0, expired: 1, revoked: 2 };
-  let records: KeyRecord[];
-  try {
-    records = await deps.store().list();
-  } catch (e) {
-    // Team mode with the store unreachable: the keys this daemon still serves (the page says degraded).
-    if (!(e instanceof KeyStoreUnavailable) || !deps.loaded) return stored(() => Promise.reject(e));
-    records = deps.loaded();
-  }
+  // Team mode with the store unreachable: the keys this daemon still serves (the page says degraded).
+  const records = await stored(() => deps.store().list().catch((e: unknown) => {
+    if (e instanceof KeyStoreUnavailable && deps.loaded) return deps.loaded();
+    throw e;
+  }));
   const views = await Promise.all(records.map(async (k) => {
     const fromFile = file[k.id] ? Date.parse(file[k.id]!) : NaN;
     const seen = deps.lastUsed?.(k.id);
