@@ -91,11 +91,11 @@ describe('the outbox and the shared store', () => {
     reasoningTokens: null, cost: 0.001, cacheSaved: 0, session: null, route: null, waitedMs: null, keyLabel: null, limit: null, daemon,
   });
 
-  const open = async (name: string, retentionDays = 30) => {
+  const open = async (name: string, retentionDays = 30, file = `${name}.db`) => {
     const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: name, log: () => {} });
-    const store = await UsageStore.open(join(dir, `${name}.db`));
+    const store = await UsageStore.open(join(dir, file));
     // No timers in the way: each push, pull and prune below is called by the test.
-    const team = new TeamHistory({ store, shared, log: () => {}, retentionDays: () => retentionDays, backstopMs: 3_600_000 });
+    const team = new TeamHistory({ store, shared, daemon: name, log: () => {}, retentionDays: () => retentionDays, backstopMs: 3_600_000 });
     return { shared, store, team };
   };
 
@@ -147,6 +147,40 @@ describe('the outbox and the shared store', () => {
       expect(recentRequests(a.store.db, { limit: 10, daemon: 'a' }).rows).toHaveLength(3);
     } finally {
       for (const d of [a, b]) { await d.team.close(); d.store.close(); await d.shared.close(); }
+    }
+  }, 60_000);
+
+  it('a daemon reads the others\' rows and not its own back, except those from before it started (a lost usage.db gets its history back)', async () => {
+    const own = await open('own');
+    const other = await open('other');
+    try {
+      own.store.insert([row('req_own1', 'own')], [], true);
+      await own.team.push();
+      await own.team.pull();
+      other.store.insert([row('req_other1', 'other')], [], true);
+      await other.team.push();
+      // Its own row pushed since it started is not read back: taken out of its usage.db (never
+      // done by the gateway; here it shows which rows the read brings), it stays out.
+      own.store.insert([row('req_own2', 'own')], [], true);
+      await own.team.push();
+      own.store.db.exec("DELETE FROM requests WHERE request_id = 'req_own2'");
+      await own.team.pull();
+      const ids = (d: { store: UsageStore }) => recentRequests(d.store.db, { limit: 50 }).rows.map((r) => r.requestId).filter((id) => /^req_(own|other)/.test(id)).sort();
+      expect(ids(own)).toEqual(['req_other1', 'req_own1']);
+      await other.team.pull();
+      expect(ids(other)).toEqual(['req_other1', 'req_own1', 'req_own2']);
+    } finally {
+      for (const d of [own, other]) { await d.team.close(); d.store.close(); await d.shared.close(); }
+    }
+    // The same daemon started again on an empty usage.db reads its own earlier rows too.
+    const again = await open('own', 30, 'own-again.db');
+    try {
+      await again.team.pull();
+      const rows = recentRequests(again.store.db, { limit: 50 }).rows;
+      expect(rows.map((r) => r.requestId).filter((id) => /^req_(own|other)/.test(id)).sort()).toEqual(['req_other1', 'req_own1', 'req_own2']);
+      expect(again.store.outboxSize()).toBe(0);
+    } finally {
+      await again.team.close(); again.store.close(); await again.shared.close();
     }
   }, 60_000);
 

@@ -86,7 +86,7 @@ export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) 
     ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { void team?.push(); } } } : {}),
   }).start();
   if (who.shared) {
-    team = new TeamHistory({ store: h.store, shared: who.shared, log, retentionDays: () => recorder.retention.retentionDays }).start();
+    team = new TeamHistory({ store: h.store, shared: who.shared, ...(who.daemon ? { daemon: who.daemon } : {}), log, retentionDays: () => recorder.retention.retentionDays }).start();
     recorder.team = team;
   }
   return recorder;

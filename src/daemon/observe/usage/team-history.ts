@@ -9,7 +9,7 @@
 // outbox still holds.
 //
 // Read side: each daemon keeps a replica of the team's rows. PostgreSQL numbers rows in commit
-// order (seq); every daemon reads the rows after the last one it has (a cursor kept in usage.db,
+// order (seq); every daemon reads the other daemons' rows after the last one it has (a cursor kept in usage.db,
 // advanced in the transaction that writes the rows) into its own requests table and rollups, so
 // `gateway usage`, GET /admin/usage/* and the dashboard run the same SQLite queries as on a
 // laptop, over the whole team, and keep answering while PostgreSQL is away. It reads when any
@@ -37,6 +37,8 @@ const PULL_COLUMNS = `seq::float8 AS seq, request_id AS "requestId", daemon, sta
 export interface TeamHistoryOptions {
   store: UsageStore;
   shared: SharedStore;
+  /** The name this daemon's rows carry: those it pushed are not read back. */
+  daemon?: string;
   log: (line: string) => void;
   /** The raw rows' retention: this daemon's older rows are deleted from the shared store too. */
   retentionDays: () => number;
@@ -77,6 +79,8 @@ export class TeamHistory {
   private readonly pushes = new Serial(() => this.pushAll());
   private readonly pulls = new Serial(() => this.pullAll());
   private storeId: string | undefined;
+  /** The shared store's last row when this daemon first read it: its own rows up to there are read too. */
+  private ownUpTo = 0;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: Array<() => void> = [];
   /** No new pushes or pulls; `stopped`: the usage.db may be closed, nothing touches it any more. */
@@ -146,23 +150,35 @@ export class TeamHistory {
 
   private async pullAll(): Promise<void> {
     try {
-      this.storeId ??= (await this.o.shared.query<{ id: string }>('SELECT id FROM usage_store', [], QUIET_MS)).rows[0]?.id;
-      if (!this.storeId) throw new Error('the shared store has no usage_store row');
+      if (this.storeId === undefined) {
+        const { rows: [r] } = await this.o.shared.query<{ id: string; top: number }>(
+          'SELECT id, (SELECT coalesce(max(seq), 0) FROM usage_requests)::float8 AS top FROM usage_store', [], QUIET_MS);
+        if (!r) throw new Error('the shared store has no usage_store row');
+        [this.storeId, this.ownUpTo] = [r.id, r.top];
+      }
       for (;;) {
         if (this.stopped) return;
         const after = this.o.store.pulledUpTo(this.storeId);
-        const { rows } = await this.o.shared.query<UsageRow & { seq: number }>(
-          `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, this.batch], QUIET_MS);
-        if (this.stopped || rows.length === 0) return;
-        const seq = rows[rows.length - 1]!.seq;
-        // This daemon's own rows come back too: usage.db has them, so they are skipped.
+        // This daemon's own rows are in its usage.db already, and make most of what a busy daemon
+        // would read back: they stay in PostgreSQL, and only `last` moves the cursor past them.
+        // Those committed before this daemon started are read (a usage.db lost and started again
+        // under the same name gets its own history back); insertMissing skips what it has.
+        const { rows } = await this.o.shared.query<UsageRow & { seq: number | null; last: number | null; n: number }>(
+          `WITH page AS (SELECT * FROM usage_requests WHERE seq > $1 ORDER BY seq LIMIT $2)
+           SELECT m.last, m.n, ${PULL_COLUMNS} FROM (SELECT max(seq)::float8 AS last, count(*)::int AS n FROM page) m
+             LEFT JOIN page ON $3::text IS NULL OR page.daemon IS DISTINCT FROM $3 OR page.seq <= $4
+             ORDER BY page.seq`,
+          [after, this.batch, this.o.daemon ?? null, this.ownUpTo], QUIET_MS);
+        const last = rows[0]?.last ?? null;
+        if (this.stopped || last === null) return;
+        const others = rows.filter((r) => r.seq !== null).map(({ seq: _, last: __, n: ___, ...row }) => row);
         try {
-          this.pulled += this.o.store.insertMissing(rows.map(({ seq: _, ...row }) => row), { cursor: { store: this.storeId, seq } });
+          this.pulled += this.o.store.insertMissing(others, { cursor: { store: this.storeId, seq: last } });
         } catch (e) {
           this.report(`usage: could not write the team's rows to ${this.o.store.path}: ${(e as Error).message}; will retry`);
           return;
         }
-        if (rows.length < this.batch) return;
+        if (rows[0]!.n < this.batch) return;
         await turn();
       }
     } catch (e) {
