@@ -17,7 +17,7 @@
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
 import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
-import { outboxRows } from './queries.js';
+import { outboxBatch } from './queries.js';
 import type { UsageRow, UsageStore } from './store.js';
 
 const CHANNEL = 'usage_rows';
@@ -128,12 +128,12 @@ export class TeamHistory {
   private async pushAll(): Promise<void> {
     for (;;) {
       if (this.stopped) return;
-      const rows = outboxRows(this.o.store.db, this.batch);
-      if (rows.length === 0) return;
+      const { json, ids } = outboxBatch(this.o.store.db, this.batch);
+      if (ids.length === 0) return;
       try {
         // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
         // PostgreSQL committed, its rows stay in the outbox and are pushed again, counted once.
-        await this.o.shared.query('SELECT usage_push($1::jsonb)', [JSON.stringify(rows)], QUIET_MS);
+        await this.o.shared.query('SELECT usage_push($1::jsonb)', [json], QUIET_MS);
       } catch (e) {
         this.failed('send the usage outbox to', e);
         return;
@@ -141,9 +141,9 @@ export class TeamHistory {
       // Committed: only now do they leave the outbox. Killed before this, the daemon pushes them
       // again at its next start, and the shared store keeps the first.
       if (this.stopped) return;
-      this.o.store.outboxDone(rows.map((r) => r.id));
-      this.pushed += rows.length;
-      if (rows.length < this.batch) return;
+      this.o.store.outboxDone(ids);
+      this.pushed += ids.length;
+      if (ids.length < this.batch) return;
       await turn();
     }
   }
