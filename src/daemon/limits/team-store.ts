@@ -99,7 +99,7 @@ export class TeamLimitStore implements LimitStore {
 
   constructor(private readonly o: TeamLimitOptions) {
     this.waitMs = o.reserveWaitMs ?? RESERVE_WAIT_MS;
-    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b));
+    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.releases.set(c.requestId, c.keyId));
     this.outbox = openDatabase(join(o.stateDir, FILES.limitOutbox), { setup: migrate }).catch(async (e: unknown) => {
       o.log(`limits: the limit outbox could not be opened (${(e as Error).message}); settlements made while the store is unreachable are kept in memory only`);
       return openDatabase(':memory:', { setup: migrate });
@@ -128,7 +128,10 @@ export class TeamLimitStore implements LimitStore {
         return await bounded(this.pg.reserve(limits, claim), this.waitMs, 'a limit reservation');
       } catch (e) {
         if (!unreachable(e)) throw e;
-        if (e instanceof NoAnswer) shared.failed(e); // a connection failure was counted by the query
+        if (e instanceof NoAnswer) {
+          shared.failed(e); // a connection failure was counted by the query
+          this.pg.abandon(claim.requestId); // decided here: neither sent later nor counted under a lease
+        }
         sent = true;
       }
     }
@@ -151,6 +154,8 @@ export class TeamLimitStore implements LimitStore {
       this.writeBackSoon();
       return;
     }
+    // Admitted under a lease: its lease's write-back carries it, kept and sent again until the store has it.
+    if (this.pg.holds(claim.requestId)) return this.pg.settle(claim, used);
     if (this.o.shared.status().connected) {
       try {
         await bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement');
@@ -190,6 +195,7 @@ export class TeamLimitStore implements LimitStore {
     clearInterval(this.sweep);
     clearTimeout(this.writeSoon);
     // A clean stop writes back what it can (the batch of settlements queued too); what it cannot stays in the outbox for the next start.
+    this.pg.closeLeases();
     if (this.o.shared.status().connected) {
       await bounded(this.pg.flush(), 2_000, 'the settlements').catch(() => {});
       await bounded(this.writeBack(), 2_000, 'the write-back').catch(() => {});
