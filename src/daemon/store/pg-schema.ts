@@ -856,7 +856,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
 
       -- Version 7's, for leases too: a lease voided leaves its bucket with all it counted there,
-      -- its key's counters with its slots and holds, and its budget's spend with what it settled.
+      -- its key's counters with its slots and holds, and its budget's spend with what it settled
+      -- (its row then counts nothing).
       CREATE OR REPLACE FUNCTION limit_release(p_request text[], p_key text[]) RETURNS void LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k ORDER BY k ON CONFLICT DO NOTHING;
@@ -867,8 +868,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           SELECT c.request_id, c.key_id, c.at, c.tokens, c.usd, c.held, c.requests, c.slots, c.admit_until, c.expires_at
             FROM limit_claims c JOIN v ON c.request_id = v.r WHERE NOT c.settled AND c.at <> 0
         ), voided AS (
-          UPDATE limit_claims c SET at = 0, expires_at = 0, closed = true,
-              usd = CASE WHEN c.admit_until IS NULL THEN c.usd ELSE 0 END, held = 0
+          UPDATE limit_claims c SET at = 0, expires_at = 0, closed = true, held = 0,
+              requests = CASE WHEN c.admit_until IS NULL THEN c.requests ELSE 0 END, slots = CASE WHEN c.admit_until IS NULL THEN c.slots ELSE 0 END,
+              tokens = CASE WHEN c.admit_until IS NULL THEN c.tokens ELSE 0 END, usd = CASE WHEN c.admit_until IS NULL THEN c.usd ELSE 0 END
             FROM old WHERE c.request_id = old.request_id
         ), taken AS (
           INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at)
