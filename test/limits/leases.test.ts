@@ -220,6 +220,42 @@ describe('three daemons leasing one key at once', () => {
   });
 });
 
+describe('a refusal while another daemon\'s lease is open', () => {
+  it('says to retry no later than that lease closes; with no lease open, the exact wait', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 40 };
+    const a = store().store;
+    const b = store().store;
+    // Daemon A, busy: its third request takes a lease of two, one of them unused.
+    for (let i = 0; i < 3; i++) expect(await a.reserve(limits, claim(key, T0))).toEqual({ ok: true });
+    const { rows: [lease] } = await db.query<{ admit_until: string; spare_requests: string }>(
+      "SELECT admit_until, spare_requests FROM limit_claims WHERE key_id = $1 AND request_id LIKE 'lease:%' AND NOT closed", [key]);
+    expect(Number(lease!.spare_requests)).toBe(1);
+    // Daemon B fills the rest of the minute; the request that finds none left is refused.
+    const verdicts: Verdict[] = [];
+    for (let i = 0; i < 40; i++) verdicts.push(await b.reserve(limits, claim(key, T0 + 10 + i)));
+    const refused = verdicts.filter((v) => !v.ok);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const v of refused) {
+      expect(v).toMatchObject({ ok: false, limit: 'rpm' });
+      const at = T0 + 10 + verdicts.indexOf(v);
+      expect((v as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(Number(lease!.admit_until) - at);
+    }
+    // Every lease closed (what they did not use given back): the wait is the window's again, to the oldest admission's leaving it.
+    await a.close();
+    await b.close();
+    const later = T0 + 30_000;
+    const c = store().store;
+    let v: Verdict = { ok: true };
+    let admitted = 0;
+    while (v.ok && admitted < 40) if ((v = await c.reserve(limits, claim(key, later))).ok) admitted++;
+    expect(admitted).toBe(40 - (3 + verdicts.length - refused.length)); // what the leases did not use came back: the minute holds 40 again
+    expect(v).toMatchObject({ ok: false, limit: 'rpm', used: 40 });
+    const { rows: [oldest] } = await db.query<{ last_at: string }>('SELECT min(last_at) AS last_at FROM limit_windows WHERE key_id = $1 AND requests > 0', [key]);
+    expect((v as { retryAfterMs: number }).retryAfterMs).toBe(Number(oldest!.last_at) + WINDOW_MS - later);
+  });
+});
+
 describe('a lease\'s write-back', () => {
   /** A lease granted on `key` (a burst under a budget), its row as written. */
   async function granted(key: string, limits: KeyLimits) {
