@@ -3,14 +3,22 @@
 // requests used, and however three daemons' stores lease and admit at once, no sliding window,
 // budget or concurrency limit is ever exceeded. Time is the claims' own admission times, never
 // the wall clock's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LeaseState } from '../../src/daemon/limits/lease.js';
 import { WINDOW_MS, type KeyLimits } from '../../src/daemon/limits/limits.js';
 import { PgLimitStore, type Queryable } from '../../src/daemon/limits/pg-store.js';
 import type { Claim, Verdict } from '../../src/daemon/limits/store.js';
+import { TeamLimitStore } from '../../src/daemon/limits/team-store.js';
 import { migratePg } from '../../src/daemon/store/pg-schema.js';
+import { SharedStore } from '../../src/daemon/store/shared-store.js';
+import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startStallProxy } from '../helpers/stall-proxy.js';
+import { until } from '../helpers/wait.js';
 
 const T0 = Date.parse('2026-11-27T10:00:00Z');
 let seq = 0;
@@ -320,4 +328,54 @@ describe('a lease\'s write-back', () => {
     expect(v.open).toBe(Number(rest!.open));
     expect(v.held).toBeCloseTo(rest!.usd, 9);
   });
+});
+
+describe('team mode: a lease call the store does not answer', () => {
+  it('is decided on the share, and once the store answers every request served is counted once, the lease holding none of them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leases-'));
+    const proxy = await startStallProxy(postgres.port);
+    const url = db.options.connectionString!.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: `d${++seq}`, log: () => {} });
+    const limits = new TeamLimitStore({ shared, stateDir: dir, clock: Date.now, log: () => {}, reserveWaitMs: 300 });
+    let closed: Promise<void> | undefined;
+    const close = () => (closed ??= limits.close());
+    try {
+      const key = `k${++seq}`;
+      const budget: KeyLimits = { budget: { usd: 100, period: 'day' }, rpm: 10_000 };
+      const now = () => claim(key, Date.now(), { usd: 0.01 });
+      // Busy: the third request takes a lease (of two, one left unused).
+      const served = [now(), now(), now()];
+      for (const c of served) expect(await limits.reserve(budget, c)).toEqual({ ok: true });
+      expect(await leaseRows(key)).toBe(1);
+      proxy.freeze();
+      // More than the lease has room for: a call for a new lease, which gets no answer; decided on the share.
+      const big = claim(key, Date.now(), { usd: 0.5 });
+      expect(await limits.reserve(budget, big)).toEqual({ ok: true });
+      expect(shared.status().connected).toBe(false);
+      served.push(big);
+      // They end while the store is silent (the lease's write-back waits, the share's goes to the outbox).
+      const settled = Promise.all(served.map((c) => limits.settle(c, { tokens: 10, usd: 0.004 })));
+      proxy.thaw();
+      await settled;
+      await until('the store back and written back to', async () => shared.status().connected && (await limits.report()).unreconciled === 0);
+      await close();
+      await until('every lease settled', async () => {
+        const { rows: [r] } = await db.query<{ open: string }>('SELECT count(*) AS open FROM limit_claims WHERE key_id = $1 AND NOT settled AND at <> 0', [key]);
+        return Number(r!.open) === 0;
+      });
+      const { rows: [r] } = await db.query<{ requests: string; usd: number }>(
+        'SELECT coalesce(sum(requests), 0) AS requests, sum(usd) AS usd FROM limit_claims WHERE key_id = $1 AND at <> 0', [key]);
+      expect(Number(r!.requests)).toBe(4);
+      expect(r!.usd).toBeCloseTo(4 * 0.004, 9);
+      const c = await counters(key, Date.now());
+      expect(c).toMatchObject({ requests: 4, open: 0 });
+      expect(c.spent).toBeCloseTo(4 * 0.004, 9);
+      expect(c.held).toBeCloseTo(0, 9);
+    } finally {
+      await close();
+      await shared.close();
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

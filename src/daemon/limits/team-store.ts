@@ -15,6 +15,15 @@
 // store's state is unknown (a reservation sent, no answer yet), it waits at most
 // RESERVE_WAIT_MS, then counts the store as down and goes local.
 //
+// Leases (pg-store.ts) admit only while the store is known up: a key's lease does not admit
+// during an outage (its unused part stays held in the store until its write-back closes it, or
+// its claim expires), so the local shares are what decides then. A lease call that fails may
+// have reached the store: its id is voided with release() once the store answers, like a
+// reservation's; one that gets no answer in time has its requests decided here, and taken back
+// from the lease if its answer comes later. A request admitted under a lease settles into it;
+// its write-back, kept and retried by pg-store.ts until the store has it, never goes to the
+// outbox (the lease carries it, once).
+//
 // Whatever settled locally (and the settlements of claims made in PostgreSQL that could not be
 // told) is kept in the outbox (limit-outbox.db in the state directory, the laptop's limit ledger
 // schema, so it survives a crash) and, once the store is back, written to it in one statement per
@@ -155,7 +164,7 @@ export class TeamLimitStore implements LimitStore {
       return;
     }
     // Admitted under a lease: its lease's write-back carries it, kept and sent again until the store has it.
-    if (this.pg.holds(claim.requestId)) return this.pg.settle(claim, used);
+    if (this.pg.holds(claim.requestId)) return bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement').catch(() => {});
     if (this.o.shared.status().connected) {
       try {
         await bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement');
