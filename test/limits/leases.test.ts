@@ -296,6 +296,24 @@ describe('a lease\'s write-back', () => {
     expect(await counters(key, T0)).toEqual(after);
   });
 
+  it('of a lease the store does not have (its grant lost in a server crash) adds it as written, once', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 100, period: 'day' }, rpm: 10_000, concurrency: 100 };
+    const { store: s } = store();
+    expect(await s.reserve(limits, claim(key, T0))).toEqual({ ok: true }); // the key's period is known
+    const before = await counters(key, T0);
+    const lost: LeaseState = {
+      id: `lease:lost-${seq}`, key, at: T0, until: T0 + 1000, expires: T0 + 601_000, v: 3, requests: 6, tokens: 600, usd: 0.02, held: 0.04, slots: 4,
+      spare_requests: 0, spare_tokens: 0, spare_usd: 0, spare_slots: 0, closed: true, settled: false,
+    };
+    await s.record([], [lost]);
+    await s.record([], [lost]);
+    const after = await counters(key, T0);
+    expect(after).toMatchObject({ requests: before.requests + 6, tokens: before.tokens + 600, open: before.open + 4 });
+    expect(after.held).toBeCloseTo(before.held + 0.04, 9);
+    expect(after.spent).toBeCloseTo(before.spent + 0.02, 9);
+  });
+
   it('of a store dropped with a lease open leaves the key\'s holds at or above what was used, and release() of the lease voids it', async () => {
     const key = `k${++seq}`;
     const limits: KeyLimits = { budget: { usd: 100, period: 'day' }, concurrency: 400, rpm: 10_000 };

@@ -50,7 +50,9 @@
 //   settle, the windows, concurrency and holds did not count them: a key can briefly be let past
 //   its limits by what was in flight when the server crashed. A settlement's durable commit also
 //   flushes every reservation committed before it, so at most the reservations after the last
-//   settlement batch are at risk. A daemon crash loses nothing of this.
+//   settlement batch are at risk. A lease's grant lost that way comes back with its next
+//   write-back (limit_lease_write adds a lease it does not have, as written). A daemon crash
+//   loses nothing of this.
 //
 // - Reservations in batches. A key's reservations that arrive while this daemon's previous call
 //   for it is out (and that no lease has room for) go together in the next call
