@@ -129,12 +129,12 @@ describe('a key far from its limits', () => {
 
 describe('three daemons leasing one key at once', () => {
   /** Bursts from the three stores at advancing admission times; each verdict is told to `seen` in admission order per burst. */
-  async function drive(key: string, limits: KeyLimits, o: { steps: number; burst: number; over?: (rand: () => number) => Partial<Claim>; seen: (c: Claim, v: Verdict, s: PgLimitStore) => Promise<void> | void }) {
+  async function drive(key: string, limits: KeyLimits, o: { steps: number; burst: number; gap?: number; over?: (rand: () => number) => Partial<Claim>; seen: (c: Claim, v: Verdict, s: PgLimitStore) => Promise<void> | void }) {
     const stores = [store(), store(), store()].map((x) => x.store);
     const rand = random(7);
     let t = T0;
     for (let step = 0; step < o.steps; step++) {
-      t += Math.floor(rand() * (rand() < 0.8 ? 400 : 5000));
+      t += Math.floor(rand() * (o.gap ?? (rand() < 0.8 ? 400 : 5000)));
       const at = t;
       await Promise.all(stores.flatMap((s, d) => Array.from({ length: o.burst }, async (_, i) => {
         const c = claim(key, at + d * 3 + (i % 5), o.over?.(rand) ?? {});
@@ -150,7 +150,7 @@ describe('three daemons leasing one key at once', () => {
     const admitted: number[] = [];
     let refused = 0;
     const stores = await drive(key, { rpm }, {
-      steps: 120, burst: 12,
+      steps: 500, burst: 4, gap: 700,
       seen: (c, v) => {
         if (v.ok) admitted.push(c.at);
         else { expect(v.limit).toBe('rpm'); refused++; }
