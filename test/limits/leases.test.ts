@@ -128,7 +128,7 @@ describe('a key far from its limits', () => {
 });
 
 describe('three daemons leasing one key at once', () => {
-  /** Bursts from the three stores at advancing admission times; each verdict is told to `seen` in admission order per burst. */
+  /** Bursts from the three stores at advancing admission times (`gap`: the longest step between bursts, ms); each verdict is told to `seen`. */
   async function drive(key: string, limits: KeyLimits, o: { steps: number; burst: number; gap?: number; over?: (rand: () => number) => Partial<Claim>; seen: (c: Claim, v: Verdict, s: PgLimitStore) => Promise<void> | void }) {
     const stores = [store(), store(), store()].map((x) => x.store);
     const rand = random(7);
@@ -225,6 +225,25 @@ describe('three daemons leasing one key at once', () => {
     await Promise.all(held.map((h) => h.s.settle(h.c, { tokens: 10, usd: 0 })));
     await Promise.all(stores.map((s) => s.close()));
     expect((await counters(key, T0)).open).toBe(0);
+  });
+});
+
+describe('a lease granted just before a budget period ends', () => {
+  it('admits nothing of the next period: each request\'s spend counts in its own period', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 100, period: 'day' } };
+    const midnight = Date.parse('2026-11-28T00:00:00Z');
+    const { store: s } = store();
+    // Busy before midnight: the third request takes a lease (of two, one left, admitting for a second).
+    const before = [0, 1, 2].map(() => claim(key, midnight - 300));
+    for (const c of before) expect(await s.reserve(limits, c)).toEqual({ ok: true });
+    expect(await leaseRows(key)).toBe(1);
+    const after = claim(key, midnight + 10);
+    expect(await s.reserve(limits, after)).toEqual({ ok: true });
+    await Promise.all([...before, after].map((c) => s.settle(c, { tokens: 10, usd: 0.01 })));
+    await s.close();
+    const { store: other } = store();
+    expect((await other.standing(key, limits, midnight + 100)).budget!.spent).toBeCloseTo(0.01, 9);
   });
 });
 

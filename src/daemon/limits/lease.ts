@@ -12,13 +12,11 @@ export const LEASE_MOST = 1000;
 export interface Grant {
   id: string;
   keyId: string;
-  /** The grant's admission time: requests admitted from then until `until`. */
+  /** The grant's admission time: requests admitted from then until `until` (LEASE_MS later, or the end of the budget period it counts in if sooner). */
   at: number;
   until: number;
   /** No request admitted under it may be held longer (the claim's expiry). */
   expiresAt: number;
-  /** The budget period it counts in (periodId), '' without a budget. */
-  period: string;
   requests: number;
   tokens: number;
   usd: number;
@@ -28,6 +26,7 @@ export interface Grant {
 
 /** A lease's row as its write-back sets it (limit_lease_write). */
 export interface LeaseState {
+  /** until: the row's admit_until (its bucket), LEASE_MS after the grant. */
   id: string; key: string; at: number; until: number; expires: number; v: number;
   requests: number; tokens: number; usd: number; held: number; slots: number;
   spare_requests: number; spare_tokens: number; spare_usd: number; spare_slots: number;
@@ -53,10 +52,10 @@ export class Lease {
 
   constructor(readonly grant: Grant, private readonly budget: boolean) {}
 
-  /** Whether `claim` fits what is left: in its admission time and budget period, with a request, its tokens, its USD and a slot left. */
-  fits(claim: Claim, period: string): boolean {
+  /** Whether `claim` fits what is left: in its admission time, with a request, its tokens, its USD and a slot left. */
+  fits(claim: Claim): boolean {
     const g = this.grant;
-    return !this.closed && claim.keyId === g.keyId && claim.at >= g.at && claim.at < g.until && period === g.period && claim.expiresAt <= g.expiresAt
+    return !this.closed && claim.keyId === g.keyId && claim.at >= g.at && claim.at < g.until && claim.expiresAt <= g.expiresAt
       && this.admitted < g.requests && this.admittedTokens + claim.tokens <= g.tokens
       && (!this.budget || this.admittedUsd + claim.usd <= g.usd + 1e-9)
       && (g.slots === 0 || this.flying.size < g.slots);
@@ -120,7 +119,7 @@ export class Lease {
     const spareUsd = open ? Math.max(0, g.usd - this.admittedUsd) : 0;
     const slots = open ? Math.max(g.slots, this.flying.size) : this.flying.size;
     return {
-      id: g.id, key: g.keyId, at: g.at, until: g.until, expires: g.expiresAt, v: this.version,
+      id: g.id, key: g.keyId, at: g.at, until: g.at + LEASE_MS, expires: g.expiresAt, v: this.version,
       requests: this.admitted + spareRequests,
       tokens: Math.round(this.settledTokens + flyingTokens + spareTokens),
       usd: this.settledUsd,

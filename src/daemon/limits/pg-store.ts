@@ -115,9 +115,12 @@ export function periodId(limits: KeyLimits, start: number): string {
   return `${limits.budget!.period}:${limits.tz ?? 'UTC'}:${start}`;
 }
 
-/** The budget period a claim counts in, '' for a key without a budget. */
-function claimPeriod(limits: KeyLimits, at: number): string {
-  return limits.budget ? periodId(limits, periodAt(limits.budget.period, at, limits.tz).start) : '';
+/** A key's limits as text (a lease or a batch is one key's under the same limits), made once per limits object. */
+const limitsText = new WeakMap<KeyLimits, string>();
+function slotOf(keyId: string, limits: KeyLimits): string {
+  let text = limitsText.get(limits);
+  if (text === undefined) limitsText.set(limits, (text = JSON.stringify(limits)));
+  return `${keyId}\n${text}`;
 }
 
 export class PgLimitStore implements LimitStore {
@@ -160,8 +163,8 @@ export class PgLimitStore implements LimitStore {
    * for them all, in arrival order); a key with nothing out is sent at once.
    */
   reserve(limits: KeyLimits, claim: Claim): Promise<Verdict> {
-    const slot = `${claim.keyId}\n${JSON.stringify(limits)}`;
-    if (this.admitLeased(slot, limits, claim)) return Promise.resolve({ ok: true });
+    const slot = slotOf(claim.keyId, limits);
+    if (this.admitLeased(slot, claim)) return Promise.resolve({ ok: true });
     return new Promise<Verdict>((done, failed) => {
       const queued = this.reserving.get(slot);
       const r: Reservation = { limits, claim, done, failed };
@@ -169,6 +172,11 @@ export class PgLimitStore implements LimitStore {
       this.reserving.set(slot, []);
       void this.reserveBatch(slot, [r]);
     });
+  }
+
+  /** Admits `claim` at once if the key's lease has room for it (what reserve() does first, without a promise). */
+  admitNow(limits: KeyLimits, claim: Claim): boolean {
+    return this.admitLeased(slotOf(claim.keyId, limits), claim);
   }
 
   /** Whether a request admitted by reserve() is held by a lease (its settlement goes into the lease's write-back, which never fails). */
@@ -194,9 +202,9 @@ export class PgLimitStore implements LimitStore {
     }
   }
 
-  private admitLeased(slot: string, limits: KeyLimits, claim: Claim): boolean {
+  private admitLeased(slot: string, claim: Claim): boolean {
     const lease = this.leases.get(slot);
-    if (!lease || !lease.fits(claim, claimPeriod(limits, claim.at))) return false;
+    if (!lease || !lease.fits(claim)) return false;
     lease.admit(claim);
     this.leased.set(claim.requestId, lease);
     this.admitted(slot, claim.at);
@@ -215,7 +223,7 @@ export class PgLimitStore implements LimitStore {
     for (;;) {
       // Those a lease granted meanwhile has room for need no call.
       batch = batch.filter((r) => {
-        if (!this.admitLeased(slot, r.limits, r.claim)) return true;
+        if (!this.admitLeased(slot, r.claim)) return true;
         r.done({ ok: true });
         return false;
       });
@@ -301,8 +309,10 @@ export class PgLimitStore implements LimitStore {
   private granted(slot: string, limits: KeyLimits, id: string | null, r: ReserveRow | undefined): Lease | undefined {
     if (!id || !r || r.lease_n === null) return undefined;
     const at = Number(r.lease_at);
+    // Admitting in the budget period it counts in only.
+    const periodEnd = limits.budget ? periodAt(limits.budget.period, at, limits.tz).end ?? Infinity : Infinity;
     const lease = new Lease({
-      id, keyId: slot.slice(0, slot.indexOf('\n')), at, until: at + LEASE_MS, expiresAt: Number(r.lease_expires), period: claimPeriod(limits, at),
+      id, keyId: slot.slice(0, slot.indexOf('\n')), at, until: Math.min(at + LEASE_MS, periodEnd), expiresAt: Number(r.lease_expires),
       requests: Number(r.lease_n), tokens: Number(r.lease_tokens), usd: Number(r.lease_usd), slots: Number(r.lease_slots),
     }, limits.budget !== undefined);
     this.leases.set(slot, lease);

@@ -133,6 +133,8 @@ export class TeamLimitStore implements LimitStore {
     // A key that fails closed served nothing locally, so its shared counters are whole at once.
     let sent = false;
     if (shared.status().connected && (this.reconciled || limits.failClosed)) {
+      // Admitted under the key's lease: nothing to wait for.
+      if (this.pg.admitNow(limits, claim)) return { ok: true };
       try {
         return await bounded(this.pg.reserve(limits, claim), this.waitMs, 'a limit reservation');
       } catch (e) {
