@@ -257,10 +257,12 @@ export class PgLimitStore implements LimitStore {
     const b = limits.budget;
     const periods = batch.map(({ claim }) => (b ? periodAt(b.period, claim.at, limits.tz) : undefined));
     const col = <T>(f: (c: Claim) => T) => batch.map((r) => f(r.claim));
-    // The key's lease admitting until now closes with this call (what it did not use comes back before the decision).
+    // The key's lease admitting until now closes with this call, and its leases' changes not written
+    // yet go with it: what they did not use comes back before the decision.
     const old = this.leases.get(slot);
     if (old) this.closeLease(slot, old);
-    const close = old && old.version > old.written ? old.state() : undefined;
+    const closing = [...this.dirty].filter((l) => l.grant.keyId === keyId && l.version > l.written);
+    const close = closing.map((l) => l.state());
     // Busy: several waiting, or several admitted lately; then a lease of about that many.
     const now = Math.min(...batch.map((r) => r.claim.at));
     const lately = this.recent.get(slot)?.count(now, LEASE_MS * 1.25) ?? 0;
@@ -274,14 +276,14 @@ export class PgLimitStore implements LimitStore {
           keyId, col((c) => c.requestId), col((c) => c.at), col((c) => c.tokens), col((c) => c.usd), col((c) => c.expiresAt),
           limits.rpm ?? null, limits.tpm ?? null, limits.concurrency ?? null, b?.usd ?? null,
           periods.map((p) => (p ? periodId(limits, p.start) : '')), periods.map((p) => p?.start ?? 0), WINDOW_MS,
-          leaseId, ask, LEASE_MS, close ? JSON.stringify([close]) : null,
+          leaseId, ask, LEASE_MS, close.length > 0 ? JSON.stringify(close) : null,
         ],
       ));
     } catch (e) {
       if (leaseId) this.lost?.({ requestId: leaseId, keyId });
       throw e;
     }
-    if (close) this.wrote(old!, close.v);
+    closing.forEach((l, i) => this.wrote(l, close[i]!.v));
     const lease = this.granted(slot, limits, leaseId, rows[0]);
     const verdicts = batch.map(({ claim }, i): Verdict | Error => {
       const r = rows[i];

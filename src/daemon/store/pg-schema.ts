@@ -760,8 +760,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
 
       -- Reservations of one key, as the version 7 call with the same name, which may also take a
       -- lease: p_ask > 1 asks for one of about that many requests (id p_lease, admitting from the
-      -- batch's earliest admission for p_lease_ms). Under the key's lock, the state of the
-      -- daemon's previous lease of the key is written first (p_close, limit_lease_write), then
+      -- batch's earliest admission for p_lease_ms). Under the key's lock, the daemon's leases of
+      -- the key not written since they changed (its previous one closing) are written first
+      -- (p_close, limit_lease_write: what they did not use comes back), then
       -- each limit grants at most ⌊its headroom ÷ (4 × the daemons alive)⌋ of the ask (tokens and
       -- USD in the batch's largest worst case); less than 2 grants none. A granted lease is counted
       -- at once (its requests and tokens in its bucket, its slots and USD in the key's counters)
