@@ -56,9 +56,10 @@ async function ask(d: TeamDaemon, key: string): Promise<Answer> {
   return { status: res.status, limit: res.headers.get('x-gateway-limit'), body: (await res.json()) as Answer['body'] };
 }
 
+/** The requests a key's claims stand for (a lease's row for all admitted under it), their spend, and the claims still open. */
 async function claims(keyId: string): Promise<{ n: number; usd: number; open: number }> {
   const { rows } = await db.query<{ n: string; usd: number | null; open: string }>(
-    'SELECT count(*) AS n, sum(usd) AS usd, count(*) FILTER (WHERE NOT settled) AS open FROM limit_claims WHERE key_id = $1', [keyId]);
+    'SELECT coalesce(sum(requests), 0) AS n, sum(usd) AS usd, count(*) FILTER (WHERE NOT settled) AS open FROM limit_claims WHERE key_id = $1', [keyId]);
   return { n: Number(rows[0]!.n), usd: rows[0]!.usd ?? 0, open: Number(rows[0]!.open) };
 }
 

@@ -15,6 +15,15 @@
 // store's state is unknown (a reservation sent, no answer yet), it waits at most
 // RESERVE_WAIT_MS, then counts the store as down and goes local.
 //
+// Leases (pg-store.ts) admit only while the store is known up: a key's lease does not admit
+// during an outage (its unused part stays held in the store until its write-back closes it, or
+// its claim expires), so the local shares are what decides then. A lease call that fails may
+// have reached the store: its id is voided with release() once the store answers, like a
+// reservation's; one that gets no answer in time has its requests decided here, and taken back
+// from the lease if its answer comes later. A request admitted under a lease settles into it;
+// its write-back, kept and retried by pg-store.ts until the store has it, never goes to the
+// outbox (the lease carries it, once).
+//
 // Whatever settled locally (and the settlements of claims made in PostgreSQL that could not be
 // told) is kept in the outbox (limit-outbox.db in the state directory, the laptop's limit ledger
 // schema, so it survives a crash) and, once the store is back, written to it in one statement per
@@ -99,7 +108,7 @@ export class TeamLimitStore implements LimitStore {
 
   constructor(private readonly o: TeamLimitOptions) {
     this.waitMs = o.reserveWaitMs ?? RESERVE_WAIT_MS;
-    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b));
+    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.releases.set(c.requestId, c.keyId));
     this.outbox = openDatabase(join(o.stateDir, FILES.limitOutbox), { setup: migrate }).catch(async (e: unknown) => {
       o.log(`limits: the limit outbox could not be opened (${(e as Error).message}); settlements made while the store is unreachable are kept in memory only`);
       return openDatabase(':memory:', { setup: migrate });
@@ -124,11 +133,16 @@ export class TeamLimitStore implements LimitStore {
     // A key that fails closed served nothing locally, so its shared counters are whole at once.
     let sent = false;
     if (shared.status().connected && (this.reconciled || limits.failClosed)) {
+      // Admitted under the key's lease: nothing to wait for.
+      if (this.pg.admitNow(limits, claim)) return { ok: true };
       try {
         return await bounded(this.pg.reserve(limits, claim), this.waitMs, 'a limit reservation');
       } catch (e) {
         if (!unreachable(e)) throw e;
-        if (e instanceof NoAnswer) shared.failed(e); // a connection failure was counted by the query
+        if (e instanceof NoAnswer) {
+          shared.failed(e); // a connection failure was counted by the query
+          this.pg.abandon(claim.requestId); // decided here: neither sent later nor counted under a lease
+        }
         sent = true;
       }
     }
@@ -151,6 +165,8 @@ export class TeamLimitStore implements LimitStore {
       this.writeBackSoon();
       return;
     }
+    // Admitted under a lease: its lease's write-back carries it, kept and sent again until the store has it.
+    if (this.pg.holds(claim.requestId)) return bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement').catch(() => {});
     if (this.o.shared.status().connected) {
       try {
         await bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement');
@@ -190,6 +206,7 @@ export class TeamLimitStore implements LimitStore {
     clearInterval(this.sweep);
     clearTimeout(this.writeSoon);
     // A clean stop writes back what it can (the batch of settlements queued too); what it cannot stays in the outbox for the next start.
+    this.pg.closeLeases();
     if (this.o.shared.status().connected) {
       await bounded(this.pg.flush(), 2_000, 'the settlements').catch(() => {});
       await bounded(this.writeBack(), 2_000, 'the write-back').catch(() => {});

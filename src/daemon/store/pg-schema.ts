@@ -596,6 +596,319 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 8,
+    description: 'leases: a daemon takes a share of a busy key\'s headroom in one call, admits against it locally and writes back what it used',
+    sql: `
+      -- A lease (pg-store.ts) is a claim row (request_id 'lease:<uuid>') standing for many
+      -- requests: counted at once in every window, hold and counter like a request's claim, and
+      -- written back in absolute values. A request's claim keeps the defaults (1 request, 1 slot).
+      --   requests, tokens: what it counts in its bucket (the second of admit_until, whose last_at
+      --     it raises to admit_until: the requests admitted under it count a whole window from then);
+      --   usd: its requests' settled spend (in the budget's spend while it is open too);
+      --   held: the USD its requests in flight and its unused part hold; slots: its place in the
+      --     key's concurrency; spare_*: the unused part of each, in those values (standing() leaves
+      --     it out of what it reports as used);
+      --   closed: admission under it ended (its unused part given back); version: of the last
+      --     write-back applied (an older one is ignored).
+      ALTER TABLE limit_claims ADD COLUMN requests bigint NOT NULL DEFAULT 1,
+        ADD COLUMN slots bigint NOT NULL DEFAULT 1,
+        ADD COLUMN admit_until bigint,
+        ADD COLUMN held double precision NOT NULL DEFAULT 0,
+        ADD COLUMN spare_requests bigint NOT NULL DEFAULT 0,
+        ADD COLUMN spare_tokens bigint NOT NULL DEFAULT 0,
+        ADD COLUMN spare_usd double precision NOT NULL DEFAULT 0,
+        ADD COLUMN spare_slots bigint NOT NULL DEFAULT 0,
+        ADD COLUMN closed boolean NOT NULL DEFAULT false,
+        ADD COLUMN version bigint NOT NULL DEFAULT 0;
+
+      -- The start of a key's turn, as version 7's limit_reserve began it: the key's row locked,
+      -- its budget period's spend read again when the period changed, its concurrency and holds
+      -- counted again from the open claims once one may have expired unsettled; leases counted by
+      -- their slots, their holds and (open or not) their settled spend.
+      CREATE FUNCTION limit_key_turn(p_key text, p_at bigint, p_budget double precision, p_period text, p_period_start bigint)
+        RETURNS limit_keys LANGUAGE plpgsql AS $fn$
+      DECLARE k limit_keys%ROWTYPE; dirty boolean := false;
+      BEGIN
+        SELECT * INTO k FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+          SELECT * INTO k FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        END IF;
+        IF p_budget IS NOT NULL AND k.period <> p_period THEN
+          SELECT coalesce(sum(usd), 0) INTO k.spent FROM limit_claims
+            WHERE key_id = p_key AND (settled OR admit_until IS NOT NULL) AND at >= p_period_start;
+          IF p_period_start = 0 THEN k.spent := k.spent + k.folded; END IF;
+          k.period := p_period; k.period_start := p_period_start;
+          k.next_expiry := 0;
+        END IF;
+        IF k.next_expiry <= p_at THEN
+          SELECT coalesce(sum(slots), 0)::bigint, coalesce(sum(CASE WHEN admit_until IS NULL THEN usd ELSE held END) FILTER (WHERE at >= k.period_start), 0),
+              coalesce(min(expires_at), 9223372036854775807)
+            INTO k.open_n, k.held_usd, k.next_expiry FROM limit_claims WHERE key_id = p_key AND NOT settled AND expires_at > p_at;
+          k.swept_at := p_at;
+          dirty := true;
+        END IF;
+        IF dirty THEN
+          UPDATE limit_keys SET period = k.period, period_start = k.period_start, spent = k.spent, open_n = k.open_n,
+              held_usd = k.held_usd, swept_at = k.swept_at, next_expiry = k.next_expiry
+            WHERE key_id = p_key;
+        END IF;
+        RETURN k;
+      END $fn$;
+
+      -- Version 7's, starting its turn with limit_key_turn, and: a refusal of rpm, tpm or
+      -- concurrency while other leases of the key are open says to retry no later than the first
+      -- of them closes (their unused part comes back then).
+      CREATE OR REPLACE FUNCTION limit_reserve(p_key text, p_request text, p_at bigint, p_tokens bigint, p_usd double precision, p_expires bigint,
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text, p_period_start bigint, p_window bigint)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint)
+        LANGUAGE plpgsql AS $fn$
+      DECLARE
+        n bigint := 0; t bigint := 0; h bigint; k limit_keys%ROWTYPE; fresh boolean;
+        v_lim text; v_used double precision := 0; v_held double precision := 0; v_retry bigint; v_open bigint;
+        lo bigint := (p_at - p_window) / 1000 - 1; -- the first bucket that may hold an admission in the window
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        SELECT * INTO k FROM limit_key_turn(p_key, p_at, p_budget, p_period, p_period_start);
+        IF p_rpm IS NOT NULL OR p_tpm IS NOT NULL THEN
+          SELECT coalesce(sum(w.requests), 0), coalesce(sum(w.tokens), 0) INTO n, t
+            FROM limit_windows w WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window;
+        END IF;
+        IF p_concurrency IS NOT NULL AND k.open_n + 1 > p_concurrency THEN
+          v_lim := 'concurrency'; v_used := k.open_n; v_retry := 1000;
+        ELSIF p_rpm IS NOT NULL AND n + 1 > p_rpm THEN
+          -- The request fits once enough of the oldest buckets have left the window.
+          v_lim := 'rpm'; v_used := n;
+          SELECT x.last_at + p_window - p_at INTO v_retry FROM (
+            SELECT w.sec, w.last_at, sum(w.requests) OVER (ORDER BY w.sec) AS gone FROM limit_windows w
+              WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window
+          ) x WHERE x.gone >= n + 1 - p_rpm ORDER BY x.sec LIMIT 1;
+        -- A request larger than the whole window's tokens runs alone: once nothing else is in the window.
+        ELSIF p_tpm IS NOT NULL AND t + p_tokens > p_tpm AND NOT (p_tokens > p_tpm AND n = 0) THEN
+          SELECT coalesce(sum(tokens), 0) INTO h FROM limit_claims
+            WHERE key_id = p_key AND NOT settled AND expires_at > p_at AND at > p_at - p_window;
+          h := least(h, t);
+          v_lim := 'tpm'; v_used := t - h; v_held := h;
+          IF p_tokens > p_tpm THEN
+            SELECT max(w.last_at) + p_window - p_at INTO v_retry FROM limit_windows w
+              WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window AND w.requests > 0;
+          ELSE
+            SELECT x.last_at + p_window - p_at INTO v_retry FROM (
+              SELECT w.sec, w.last_at, sum(w.tokens) OVER (ORDER BY w.sec) AS gone FROM limit_windows w
+                WHERE w.key_id = p_key AND w.sec >= lo AND w.last_at > p_at - p_window
+            ) x WHERE p_tpm - t + x.gone >= p_tokens ORDER BY x.sec LIMIT 1;
+          END IF;
+        ELSIF p_budget IS NOT NULL AND k.spent + k.held_usd + p_usd > p_budget + 1e-9 THEN -- a billionth of a dollar: sums of cents are not exact in binary
+          v_lim := 'budget'; v_used := k.spent; v_held := k.held_usd;
+        END IF;
+        IF v_lim IN ('concurrency', 'rpm', 'tpm') THEN
+          SELECT min(c.admit_until) - p_at INTO v_open FROM limit_claims c
+            WHERE c.key_id = p_key AND NOT c.settled AND NOT c.closed AND c.admit_until > p_at;
+          IF v_open IS NOT NULL THEN v_retry := least(coalesce(v_retry, v_open), v_open); END IF;
+        END IF;
+        IF v_lim IS NULL THEN
+          -- The claim first: a request id already taken (voided by limit_release) rolls the whole reservation back.
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at) VALUES (p_request, p_key, p_at, p_tokens, p_usd, p_expires);
+          INSERT INTO limit_windows AS w (key_id, sec, requests, tokens, last_at) VALUES (p_key, p_at / 1000, 1, p_tokens, p_at)
+            ON CONFLICT (key_id, sec) DO UPDATE SET requests = w.requests + 1, tokens = w.tokens + excluded.tokens, last_at = greatest(w.last_at, excluded.last_at)
+            RETURNING (xmax = 0) INTO fresh;
+          -- A new second: the key's buckets no window reaches any more go (a few seconds' margin for daemons' clocks).
+          IF fresh THEN DELETE FROM limit_windows WHERE key_id = p_key AND sec < lo - 5; END IF;
+          k.open_n := k.open_n + 1;
+          IF p_at >= k.period_start THEN k.held_usd := k.held_usd + p_usd; END IF;
+          k.next_expiry := least(k.next_expiry, p_expires);
+          UPDATE limit_keys SET open_n = k.open_n, held_usd = k.held_usd, next_expiry = k.next_expiry WHERE key_id = p_key;
+          RETURN QUERY SELECT true, NULL::text, CASE WHEN p_budget IS NULL THEN 0 ELSE k.spent END, CASE WHEN p_budget IS NULL THEN p_usd ELSE k.held_usd END, NULL::bigint;
+        ELSE
+          RETURN QUERY SELECT false, v_lim, v_used, v_held, v_retry;
+        END IF;
+      END $fn$;
+
+      -- Leases' write-backs, in absolute values (p_leases: a JSON array of them): each applies the
+      -- difference from its row to its bucket and its key's counters and spend, unless the row has
+      -- that version or a newer one already (a write-back resent or overtaken changes nothing), or
+      -- was voided (limit_release). The last one, once nothing admitted under the lease is in
+      -- flight, makes it a settled claim of what its requests used. A lease the store lost (a server
+      -- crash after its grant) is added as written. The caller holds the keys' rows locked.
+      CREATE FUNCTION limit_lease_write(p_leases jsonb) RETURNS void LANGUAGE plpgsql AS $fn$
+      DECLARE r record; c limit_claims%ROWTYPE;
+      BEGIN
+        FOR r IN SELECT * FROM jsonb_to_recordset(p_leases) AS x(id text, key text, at bigint, until bigint, expires bigint, v bigint,
+            requests bigint, tokens bigint, usd double precision, held double precision, slots bigint,
+            spare_requests bigint, spare_tokens bigint, spare_usd double precision, spare_slots bigint, closed boolean, settled boolean) ORDER BY x.id LOOP
+          SELECT * INTO c FROM limit_claims WHERE request_id = r.id FOR UPDATE;
+          IF NOT FOUND THEN
+            c := ROW(r.id, r.key, r.at, 0, 0, r.expires, false, 0, 0, r.until, 0, 0, 0, 0, 0, false, 0)::limit_claims;
+            INSERT INTO limit_claims SELECT c.*;
+          END IF;
+          CONTINUE WHEN c.admit_until IS NULL OR c.at = 0 OR c.settled OR c.version >= r.v;
+          UPDATE limit_claims SET requests = r.requests, tokens = r.tokens, usd = r.usd, held = r.held, slots = r.slots,
+              spare_requests = r.spare_requests, spare_tokens = r.spare_tokens, spare_usd = r.spare_usd, spare_slots = r.spare_slots,
+              closed = r.closed, settled = r.settled, version = r.v
+            WHERE request_id = r.id;
+          INSERT INTO limit_windows AS w (key_id, sec, requests, tokens, last_at) VALUES (c.key_id, c.admit_until / 1000, r.requests - c.requests, r.tokens - c.tokens, c.admit_until)
+            ON CONFLICT (key_id, sec) DO UPDATE SET requests = w.requests + excluded.requests, tokens = w.tokens + excluded.tokens, last_at = greatest(w.last_at, excluded.last_at);
+          UPDATE limit_keys k SET
+              spent = k.spent + CASE WHEN k.period <> '' AND c.at >= k.period_start THEN r.usd - c.usd ELSE 0 END,
+              open_n = CASE WHEN c.expires_at > k.swept_at THEN greatest(0, k.open_n + r.slots - c.slots) ELSE k.open_n END,
+              held_usd = CASE WHEN c.expires_at > k.swept_at AND c.at >= k.period_start THEN greatest(0, k.held_usd + r.held - c.held) ELSE k.held_usd END,
+              next_expiry = least(k.next_expiry, c.expires_at)
+            WHERE k.key_id = c.key_id;
+        END LOOP;
+      END $fn$;
+
+      -- Reservations of one key, as the version 7 call with the same name, which may also take a
+      -- lease: p_ask > 1 asks for one of about that many requests (id p_lease, admitting from the
+      -- batch's earliest admission for p_lease_ms). Under the key's lock, the daemon's leases of
+      -- the key not written since they changed (its previous one closing) are written first
+      -- (p_close, limit_lease_write: what they did not use comes back), then
+      -- each limit grants at most ⌊its headroom ÷ (4 × the daemons alive)⌋ of the ask (tokens and
+      -- USD in the batch's largest worst case); less than 2 grants none. A granted lease is counted
+      -- at once (its requests and tokens in its bucket, its slots and USD in the key's counters)
+      -- and admits the batch's requests it has room for, in order ('lease'); every other one is
+      -- decided alone by limit_reserve. Each row also says the lease granted, if any.
+      CREATE FUNCTION limit_reserve_many(p_key text, p_request text[], p_at bigint[], p_tokens bigint[], p_usd double precision[], p_expires bigint[],
+          p_rpm bigint, p_tpm bigint, p_concurrency bigint, p_budget double precision, p_period text[], p_period_start bigint[], p_window bigint,
+          p_lease text, p_ask bigint, p_lease_ms bigint, p_close jsonb)
+        RETURNS TABLE (ok boolean, lim text, used double precision, held double precision, retry_after_ms bigint,
+          lease_n bigint, lease_tokens bigint, lease_usd double precision, lease_slots bigint, lease_at bigint, lease_expires bigint)
+        LANGUAGE plpgsql AS $fn$
+      DECLARE
+        m integer := coalesce(array_length(p_request, 1), 0); k limit_keys%ROWTYPE;
+        f integer := 1; g bigint; each_t bigint := 1; each_u double precision := 0; life bigint := 0;
+        n bigint; t bigint; q bigint; got bigint := 0; s bigint; until_at bigint; ends bigint;
+        lt bigint; lu double precision; a_n bigint := 0; a_t bigint := 0; a_u double precision := 0; mine boolean[];
+      BEGIN
+        PERFORM set_config('synchronous_commit', 'off', true);
+        PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO limit_keys (key_id) VALUES (p_key) ON CONFLICT DO NOTHING;
+          PERFORM 1 FROM limit_keys WHERE key_id = p_key FOR UPDATE;
+        END IF;
+        IF p_close IS NOT NULL THEN PERFORM limit_lease_write(p_close); END IF;
+        IF p_ask >= 2 AND m > 0 THEN
+          FOR j IN 1 .. m LOOP
+            IF p_at[j] < p_at[f] THEN f := j; END IF;
+            each_t := greatest(each_t, p_tokens[j]);
+            each_u := greatest(each_u, p_usd[j]);
+            life := greatest(life, p_expires[j] - p_at[j]);
+          END LOOP;
+          g := p_at[f];
+          SELECT * INTO k FROM limit_key_turn(p_key, g, p_budget, p_period[f], p_period_start[f]);
+          SELECT coalesce(sum(w.requests), 0), coalesce(sum(w.tokens), 0) INTO n, t
+            FROM limit_windows w WHERE w.key_id = p_key AND w.sec >= (g - p_window) / 1000 - 1 AND w.last_at > g - p_window;
+          SELECT 4 * greatest(count(*), 1) INTO q FROM gateway_daemons WHERE seen_at > g - 60000;
+          got := p_ask;
+          IF p_rpm IS NOT NULL THEN got := least(got, floor((p_rpm - n)::float8 / q)::bigint); END IF;
+          IF p_tpm IS NOT NULL THEN got := least(got, floor((p_tpm - t)::float8 / q / each_t)::bigint); END IF;
+          IF p_budget IS NOT NULL AND each_u > 0 THEN got := least(got, floor((p_budget - k.spent - k.held_usd) / q / each_u)::bigint); END IF;
+          IF p_concurrency IS NOT NULL THEN
+            s := least(got, floor((p_concurrency - k.open_n)::float8 / q)::bigint);
+            IF s < 2 THEN got := 0; END IF;
+          END IF;
+        END IF;
+        IF got >= 2 THEN
+          until_at := g + p_lease_ms; ends := until_at + life; s := coalesce(s, 0);
+          lt := got * each_t; lu := CASE WHEN p_budget IS NULL THEN 0 ELSE got * each_u END;
+          -- The batch's requests it has room for, in order.
+          mine := array_fill(false, ARRAY[m]);
+          FOR j IN 1 .. m LOOP
+            IF a_n < got AND (p_concurrency IS NULL OR a_n < s) AND p_at[j] >= g AND p_at[j] < until_at AND p_period[j] = p_period[f]
+                AND p_expires[j] <= ends AND a_t + p_tokens[j] <= lt AND (p_budget IS NULL OR a_u + p_usd[j] <= lu + 1e-9)
+                AND NOT EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = p_request[j]) THEN
+              mine[j] := true;
+              a_n := a_n + 1; a_t := a_t + p_tokens[j]; a_u := a_u + CASE WHEN p_budget IS NULL THEN 0 ELSE p_usd[j] END;
+            END IF;
+          END LOOP;
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at, requests, slots, admit_until, held,
+              spare_requests, spare_tokens, spare_usd, spare_slots)
+            VALUES (p_lease, p_key, g, lt, 0, ends, got, greatest(s, a_n), until_at, lu, got - a_n, lt - a_t, lu - a_u, greatest(s, a_n) - a_n);
+          INSERT INTO limit_windows AS w (key_id, sec, requests, tokens, last_at) VALUES (p_key, until_at / 1000, got, lt, until_at)
+            ON CONFLICT (key_id, sec) DO UPDATE SET requests = w.requests + excluded.requests, tokens = w.tokens + excluded.tokens, last_at = greatest(w.last_at, excluded.last_at);
+          k.open_n := k.open_n + greatest(s, a_n);
+          IF g >= k.period_start THEN k.held_usd := k.held_usd + lu; END IF;
+          k.next_expiry := least(k.next_expiry, ends);
+          UPDATE limit_keys SET open_n = k.open_n, held_usd = k.held_usd, next_expiry = k.next_expiry WHERE key_id = p_key;
+        ELSE
+          got := NULL;
+        END IF;
+        FOR j IN 1 .. m LOOP
+          IF got IS NOT NULL AND mine[j] THEN
+            RETURN QUERY SELECT true, 'lease'::text, k.spent, k.held_usd, NULL::bigint, got, lt, lu, s, g, ends;
+          ELSIF EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = p_request[j]) THEN
+            RETURN QUERY SELECT false, 'taken'::text, 0::float8, 0::float8, NULL::bigint, got, lt, lu, s, g, ends;
+          ELSE
+            RETURN QUERY SELECT r.*, got, lt, lu, s, g, ends FROM limit_reserve(p_key, p_request[j], p_at[j], p_tokens[j], p_usd[j], p_expires[j],
+              p_rpm, p_tpm, p_concurrency, p_budget, p_period[j], p_period_start[j], p_window) r;
+          END IF;
+        END LOOP;
+      END $fn$;
+
+      -- Settlements as the version 7 call with the same name, and leases' write-backs
+      -- (limit_lease_write) in the same call: every key's row locked first, in one order.
+      CREATE FUNCTION limit_settle_many(p_request text[], p_key text[], p_at bigint[], p_tokens bigint[], p_usd double precision[], p_leases jsonb) RETURNS integer
+        LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM 1 FROM limit_keys WHERE key_id = ANY (p_key || ARRAY(SELECT x->>'key' FROM jsonb_array_elements(p_leases) x)) ORDER BY key_id FOR UPDATE;
+        PERFORM limit_lease_write(p_leases);
+        IF coalesce(array_length(p_request, 1), 0) = 0 THEN RETURN 0; END IF;
+        RETURN limit_settle_many(p_request, p_key, p_at, p_tokens, p_usd);
+      END $fn$;
+
+      -- Version 7's, for leases too: a lease voided leaves its bucket with all it counted there,
+      -- its key's counters with its slots and holds, and its budget's spend with what it settled
+      -- (its row then counts nothing).
+      CREATE OR REPLACE FUNCTION limit_release(p_request text[], p_key text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO limit_keys (key_id) SELECT DISTINCT k FROM unnest(p_key) AS k ORDER BY k ON CONFLICT DO NOTHING;
+        PERFORM 1 FROM limit_keys WHERE key_id = ANY (p_key) ORDER BY key_id FOR UPDATE;
+        WITH v AS (
+          SELECT DISTINCT ON (r) r, k FROM unnest(p_request, p_key) AS x(r, k) ORDER BY r
+        ), old AS (
+          SELECT c.request_id, c.key_id, c.at, c.tokens, c.usd, c.held, c.requests, c.slots, c.admit_until, c.expires_at
+            FROM limit_claims c JOIN v ON c.request_id = v.r WHERE NOT c.settled AND c.at <> 0
+        ), voided AS (
+          UPDATE limit_claims c SET at = 0, expires_at = 0, closed = true, held = 0,
+              requests = CASE WHEN c.admit_until IS NULL THEN c.requests ELSE 0 END, slots = CASE WHEN c.admit_until IS NULL THEN c.slots ELSE 0 END,
+              tokens = CASE WHEN c.admit_until IS NULL THEN c.tokens ELSE 0 END, usd = CASE WHEN c.admit_until IS NULL THEN c.usd ELSE 0 END
+            FROM old WHERE c.request_id = old.request_id
+        ), taken AS (
+          INSERT INTO limit_claims (request_id, key_id, at, tokens, usd, expires_at)
+            SELECT r, k, 0, 0, 0, 0 FROM v WHERE NOT EXISTS (SELECT 1 FROM limit_claims c WHERE c.request_id = v.r)
+            ON CONFLICT (request_id) DO NOTHING
+        ), keys AS (
+          UPDATE limit_keys k SET open_n = greatest(0, k.open_n - x.n), held_usd = greatest(0, k.held_usd - x.held), spent = k.spent - x.spent FROM (
+            SELECT kk.key_id, coalesce(sum(old.slots) FILTER (WHERE old.expires_at > kk.swept_at), 0) AS n,
+                coalesce(sum(CASE WHEN old.admit_until IS NULL THEN old.usd ELSE old.held END) FILTER (WHERE old.expires_at > kk.swept_at AND old.at >= kk.period_start), 0) AS held,
+                coalesce(sum(old.usd) FILTER (WHERE old.admit_until IS NOT NULL AND kk.period <> '' AND old.at >= kk.period_start), 0) AS spent
+              FROM old JOIN limit_keys kk ON kk.key_id = old.key_id GROUP BY kk.key_id
+          ) x WHERE k.key_id = x.key_id
+        )
+        UPDATE limit_windows w SET requests = w.requests - x.n, tokens = w.tokens - x.t
+          FROM (SELECT key_id, coalesce(admit_until, at) / 1000 AS sec, sum(requests) AS n, sum(tokens) AS t FROM old GROUP BY 1, 2) x
+          WHERE w.key_id = x.key_id AND w.sec = x.sec;
+      END $fn$;
+
+      -- Version 7's, folding a lease's settled spend into its key's total too.
+      CREATE OR REPLACE FUNCTION limit_prune(p_before bigint) RETURNS bigint LANGUAGE plpgsql AS $fn$
+      DECLARE n bigint;
+      BEGIN
+        DELETE FROM limit_windows WHERE last_at < p_before;
+        WITH gone AS (
+          DELETE FROM limit_claims WHERE at < p_before AND (settled OR expires_at < p_before)
+            RETURNING key_id, usd, settled OR admit_until IS NOT NULL AS spent
+        ), sums AS (
+          SELECT key_id, coalesce(sum(usd) FILTER (WHERE spent), 0) AS usd, count(*) AS n FROM gone GROUP BY key_id
+        ), folded AS (
+          INSERT INTO limit_keys (key_id, folded) SELECT key_id, usd FROM sums
+            ON CONFLICT (key_id) DO UPDATE SET folded = limit_keys.folded + excluded.folded RETURNING 1
+        )
+        SELECT coalesce(sum(sums.n), 0) INTO n FROM sums;
+        RETURN n;
+      END $fn$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
