@@ -50,6 +50,7 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   { id: 'native-gemini', path: '/gemini/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
   { id: 'responses-anthropic-unstored', path: '/v1/responses', body: responses('anthropic/claude-opus-5', { store: false }) },
   // Team mode (#22): native and the Messages door translated, on a PostgreSQL store, with the key that has limits.
+  { id: 'native-openai-limited', limited: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'team-pg-native-openai', store: true, limited: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'team-pg-messages-openai', store: true, limited: true, path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
 ];

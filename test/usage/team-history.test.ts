@@ -18,6 +18,7 @@ import { SharedStore } from '../../src/daemon/store/shared-store.js';
 import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import { loadSqlite } from '../../src/daemon/store/sqlite.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/wait.js';
 
 const prices = buildPriceTable(readShippedPrices()).table;
 let dir: string;
@@ -181,6 +182,27 @@ describe('the outbox and the shared store', () => {
       expect(again.store.outboxSize()).toBe(0);
     } finally {
       await again.team.close(); again.store.close(); await again.shared.close();
+    }
+  }, 60_000);
+
+  it('rows written are pushed soon after, those written meanwhile with them in one statement', async () => {
+    const g = await open('gather');
+    const pushes: string[] = [];
+    const query = g.shared.query.bind(g.shared);
+    g.shared.query = ((text: string, ...rest: unknown[]) => {
+      if (text.includes('usage_push')) pushes.push(text);
+      return (query as (...a: unknown[]) => unknown)(text, ...rest);
+    }) as typeof g.shared.query;
+    try {
+      for (const id of ['req_g1', 'req_g2', 'req_g3']) {
+        g.store.insert([row(id, 'gather')], [], true);
+        g.team.soon();
+      }
+      await until('the three rows in PostgreSQL', async () => (await g.shared.query("SELECT 1 FROM usage_requests WHERE daemon = 'gather'")).rowCount === 3);
+      expect(g.store.outboxSize()).toBe(0);
+      expect(pushes).toHaveLength(1);
+    } finally {
+      await g.team.close(); g.store.close(); await g.shared.close();
     }
   }, 60_000);
 

@@ -83,7 +83,7 @@ export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) 
     store: h.store, bus, prices: h.prices, log,
     retentionDays: h.settings.retentionDays, rollupRetentionDays: h.settings.rollupRetentionDays,
     ...(who.daemon ? { daemon: who.daemon } : {}),
-    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { void team?.push(); } } } : {}),
+    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { team?.soon(); } } } : {}),
   }).start();
   if (who.shared) {
     team = new TeamHistory({ store: h.store, shared: who.shared, ...(who.daemon ? { daemon: who.daemon } : {}), log, retentionDays: () => recorder.retention.retentionDays }).start();

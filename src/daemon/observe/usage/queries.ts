@@ -357,29 +357,6 @@ export function recentRequests(db: Database, f: RequestFilter): { rows: StoredRe
   return { rows, next: more && last ? `${last.startedAt}:${last.id}` : null };
 }
 
-/** A request row's JSON fields (StoredRequest's names) and the requests table's columns they come from. */
-const ROW_JSON = ([
-  ['requestId', 'request_id'], ['daemon', 'daemon'], ['startedAt', 'started_at'], ['keyId', 'key_id'], ['keyName', 'key_name'], ['mode', 'mode'],
-  ['provider', 'provider'], ['model', 'model'], ['requestedModel', 'requested_model'], ['method', 'method'], ['path', 'path'],
-  ['stream', "json(CASE WHEN stream THEN 'true' ELSE 'false' END)"], ['status', 'status'], ['errorCode', 'error_code'],
-  ['errorMessage', 'error_message'], ['durationMs', 'duration_ms'], ['ttfbMs', 'ttfb_ms'], ['requestBytes', 'request_bytes'],
-  ['outputBytes', 'output_bytes'], ['inputTokens', 'input_tokens'], ['outputTokens', 'output_tokens'], ['cachedTokens', 'cached_tokens'],
-  ['cacheWriteTokens', 'cache_write_tokens'], ['cacheWrite1hTokens', 'cache_write_1h_tokens'], ['reasoningTokens', 'reasoning_tokens'],
-  ['cost', 'cost'], ['cacheSaved', 'cache_saved'], ['session', 'session'], ['route', 'route'], ['waitedMs', 'waited_ms'],
-  ['keyLabel', 'key_label'], ['limit', 'limit_kind'],
-] as const satisfies ReadonlyArray<readonly [keyof StoredRequest, string]>).map(([k, c]) => `'${k}', ${c}`).join(', ');
-
-/**
- * Team mode: the oldest `limit` of this daemon's rows still waiting in the outbox for the shared
- * store, as the JSON array usage_push takes (made by SQLite: the push is a busy daemon's steady
- * work, and the rows never need to be objects here), and their requests.id.
- */
-export function outboxBatch(db: Database, limit: number): { json: string; ids: number[] } {
-  const r = db.prepare(`SELECT json_group_array(json_object(${ROW_JSON})) AS rows, json_group_array(id) AS ids
-    FROM (SELECT r.* FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?)`).get(limit) as { rows: string; ids: string };
-  return { json: r.rows, ids: JSON.parse(r.ids) as number[] };
-}
-
 /** Every stored request after requests.id `afterId`, in the order they were written, `limit` at a time (`gateway store migrate`). */
 export function requestsAfter(db: Database, afterId: number, limit: number): StoredRequest[] {
   return (db.prepare('SELECT * FROM requests WHERE id > ? ORDER BY id LIMIT ?').all(afterId, limit) as unknown as DbRequest[]).map(fromDb);

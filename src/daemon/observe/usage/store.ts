@@ -234,6 +234,18 @@ const int = (v: number | null): number | null => (v === null ? null : Math.round
 
 export interface PruneResult { requests: number; hourly: number; latency: number }
 
+/** A request row's JSON fields (UsageRow's names) and the requests table's columns they come from. */
+const ROW_JSON = ([
+  ['requestId', 'request_id'], ['daemon', 'daemon'], ['startedAt', 'started_at'], ['keyId', 'key_id'], ['keyName', 'key_name'], ['mode', 'mode'],
+  ['provider', 'provider'], ['model', 'model'], ['requestedModel', 'requested_model'], ['method', 'method'], ['path', 'path'],
+  ['stream', "json(CASE WHEN stream THEN 'true' ELSE 'false' END)"], ['status', 'status'], ['errorCode', 'error_code'],
+  ['errorMessage', 'error_message'], ['durationMs', 'duration_ms'], ['ttfbMs', 'ttfb_ms'], ['requestBytes', 'request_bytes'],
+  ['outputBytes', 'output_bytes'], ['inputTokens', 'input_tokens'], ['outputTokens', 'output_tokens'], ['cachedTokens', 'cached_tokens'],
+  ['cacheWriteTokens', 'cache_write_tokens'], ['cacheWrite1hTokens', 'cache_write_1h_tokens'], ['reasoningTokens', 'reasoning_tokens'],
+  ['cost', 'cost'], ['cacheSaved', 'cache_saved'], ['session', 'session'], ['route', 'route'], ['waitedMs', 'waited_ms'],
+  ['keyLabel', 'key_label'], ['limit', 'limit_kind'],
+] as const satisfies ReadonlyArray<readonly [keyof UsageRow, string]>).map(([k, c]) => `'${k}', ${c}`).join(', ');
+
 export class UsageStore {
   /** The insert and rollup statements, prepared once. */
   private readonly statements: StatementCache;
@@ -298,6 +310,17 @@ export class UsageStore {
   pulledUpTo(store: string): number {
     const r = this.statements.get('SELECT seq FROM usage_pulled WHERE store = ?').get(store) as { seq: number } | undefined;
     return Number(r?.seq ?? 0);
+  }
+
+  /**
+   * Team mode: the oldest `limit` of this daemon's rows still waiting in the outbox for the shared
+   * store, as the JSON array usage_push takes (made by SQLite: the push is a busy daemon's steady
+   * work, and the rows never need to be objects here), and their requests.id.
+   */
+  outboxBatch(limit: number): { json: string; ids: number[] } {
+    const r = this.statements.get(`SELECT json_group_array(json_object(${ROW_JSON})) AS rows, json_group_array(id) AS ids
+      FROM (SELECT r.* FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?)`).get(limit) as { rows: string; ids: string };
+    return { json: r.rows, ids: JSON.parse(r.ids) as number[] };
   }
 
   /** The shared store committed these rows (by requests.id): they leave the outbox. */

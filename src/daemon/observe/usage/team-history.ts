@@ -17,13 +17,14 @@
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
 import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
-import { outboxBatch } from './queries.js';
 import type { UsageRow, UsageStore } from './store.js';
 
 const CHANNEL = 'usage_rows';
 /** A prune deletes up to an hour's worth of rows: it may take longer than a read, but never hangs on a silent store. */
 const PRUNE_QUIET_MS = 60_000;
 const DAY_MS = 86_400_000;
+/** soon()'s wait: the most another daemon's usage lags behind this one's, beyond the round trips. */
+const GATHER_MS = 200;
 
 /** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
 const PULL_COLUMNS = `seq::float8 AS seq, request_id AS "requestId", daemon, started_at::float8 AS "startedAt", key_id AS "keyId",
@@ -46,6 +47,8 @@ export interface TeamHistoryOptions {
   batchRows?: number;
   /** The backstop: push and pull this often even without a notification. */
   backstopMs?: number;
+  /** How long rows just written wait for others before they are pushed (soon()). */
+  gatherMs?: number;
   pruneIntervalMs?: number;
   now?: () => number;
 }
@@ -79,6 +82,7 @@ export class TeamHistory {
   private readonly pushes = new Serial(() => this.pushAll());
   private readonly pulls = new Serial(() => this.pullAll());
   private storeId: string | undefined;
+  private gathering: NodeJS.Timeout | undefined;
   /** The shared store's last row when this daemon first read it: its own rows up to there are read too. */
   private ownUpTo = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -92,7 +96,7 @@ export class TeamHistory {
   private readonly batch: number;
 
   constructor(private readonly o: TeamHistoryOptions) {
-    this.batch = o.batchRows ?? 250;
+    this.batch = o.batchRows ?? 1000;
   }
 
   start(): this {
@@ -109,6 +113,18 @@ export class TeamHistory {
     void this.push();
     void this.pull();
     return this;
+  }
+
+  /**
+   * Rows were written: they are pushed within GATHER_MS, with what else is written meanwhile. A
+   * busy daemon's push is then one statement of many rows a few times a second, not one per batch
+   * the recorder writes (every push costs a round trip, PostgreSQL's turn, and a read on every
+   * other daemon); the others see the rows that much later.
+   */
+  soon(): void {
+    if (this.gathering || this.closing) return;
+    this.gathering = setTimeout(() => { this.gathering = undefined; void this.push(); }, this.o.gatherMs ?? GATHER_MS);
+    this.gathering.unref();
   }
 
   /** Sends what the outbox holds. Never throws; a failure leaves the rows there for the next try. */
@@ -128,7 +144,7 @@ export class TeamHistory {
   private async pushAll(): Promise<void> {
     for (;;) {
       if (this.stopped) return;
-      const { json, ids } = outboxBatch(this.o.store.db, this.batch);
+      const { json, ids } = this.o.store.outboxBatch(this.batch);
       if (ids.length === 0) return;
       try {
         // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
@@ -218,6 +234,7 @@ export class TeamHistory {
   async close(timeoutMs = 3_000): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    clearTimeout(this.gathering);
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
     const last = this.o.shared.status().connected ? this.pushes.run() : Promise.resolve();
