@@ -160,6 +160,30 @@ describe('content', () => {
     expect(JSON.parse(attr(request!, 'gen_ai.output.messages') as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: MOCK_TEXT }], finish_reason: 'stop' }]);
   });
 
+  it('a translated whole answer (Messages door to OpenAI): the id the client was shown, its finish reason, and with captureContent its prompt and answer', async () => {
+    const g = await start({ captureContent: true });
+    const msg = await anthropic(g).messages.create({ model: 'openai/gpt-5.4', max_tokens: 32, system: 'Be brief.', messages: [{ role: 'user', content: PROMPT }] });
+    expect(msg.content[0]).toMatchObject({ type: 'text', text: MOCK_TEXT });
+    await g.daemon.close(1000);
+    const [request] = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(request!.name).toBe('chat gpt-5.4');
+    expect(attr(request!, 'gen_ai.response.id')).toBe(msg.id);
+    expect(attr(request!, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    expect(JSON.parse(attr(request!, 'gen_ai.input.messages') as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]);
+    expect(JSON.parse(attr(request!, 'gen_ai.system_instructions') as string)).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(attr(request!, 'gen_ai.output.messages') as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: MOCK_TEXT }], finish_reason: 'stop' }]);
+  });
+
+  it('a translated whole answer without captureContent: its id and finish reason, and no content attribute', async () => {
+    const g = await start();
+    const msg = await anthropic(g).messages.create({ model: 'openai/gpt-5.4', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+    await g.daemon.close(1000);
+    const [request] = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(attr(request!, 'gen_ai.response.id')).toBe(msg.id);
+    expect(attr(request!, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    expect(request!.attributes.map((a) => a.key).filter((k) => /messages|instructions/.test(k))).toEqual([]);
+  });
+
   it('without it, neither the prompt nor the answer appears anywhere in what is exported', async () => {
     const g = await start();
     await anthropic(g).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });

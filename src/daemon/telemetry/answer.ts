@@ -32,11 +32,29 @@ function assistantParts(parts: readonly AssistantPart[]): Part[] {
 }
 
 function fromResponse(r: Response): AnswerFacts {
+  return factsOf(r, r.id, true);
+}
+
+/**
+ * A whole answer's facts from its IR, as the pipeline has it (a translated answer, never read back
+ * from its bytes); `id`: the one the client was shown (renderedId); the output only when `content`.
+ */
+export function factsOf(r: Response, id: string | undefined, content: boolean): AnswerFacts {
   return {
-    ...(r.id ? { id: r.id } : {}),
+    ...(id ? { id } : {}),
     finishReasons: r.choices.map((c) => FINISH[c.finish] ?? c.finish),
-    output: r.choices.map((c) => ({ role: 'assistant', parts: assistantParts(c.parts), finish_reason: FINISH[c.finish] ?? c.finish })),
+    output: content ? r.choices.map((c) => ({ role: 'assistant', parts: assistantParts(c.parts), finish_reason: FINISH[c.finish] ?? c.finish })) : [],
   };
+}
+
+/**
+ * The id a rendered whole answer shows its client: `id` in the Chat, Messages and Responses
+ * shapes, `responseId` in Gemini's (each door renders its own, not always the provider's).
+ */
+export function renderedId(rendered: unknown): string | undefined {
+  const r = rendered as { id?: unknown; responseId?: unknown };
+  const id = r.id ?? r.responseId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** A stream's events folded into the answer they made (text, reasoning and tool calls per choice). */
