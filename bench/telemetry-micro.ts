@@ -1,4 +1,4 @@
-// `node bench/telemetry-micro.ts <build dir> [--requests N] [--only variant,…] [--kind native|messages]`: what telemetry costs a
+// `node bench/telemetry-micro.ts <build dir> [--requests N] [--only variant,…] [--kind native|messages] [--idle S]`: what telemetry costs a
 // request's own lifecycle, without HTTP around it: the daemon's RequestTracker driven as the
 // native /openai relay and the Messages → OpenAI door drive it (start, provider call, the answer
 // written, the end), with the build's telemetry started as the daemon starts it (the metrics
@@ -13,6 +13,8 @@ import { pathToFileURL } from 'node:url';
 const argv = process.argv.slice(2);
 const buildDir = resolve(argv[0] ?? join(import.meta.dirname, '.build'));
 const N = argv.includes('--requests') ? Number(argv[argv.indexOf('--requests') + 1]) : 60_000;
+const IDLE = argv.includes('--idle') ? Number(argv[argv.indexOf('--idle') + 1]) : 0;
+const idle: string[] = [];
 const ONLY = argv.includes('--only') ? argv[argv.indexOf('--only') + 1]!.split(',') : null;
 const mod = (p: string) => import(pathToFileURL(join(buildDir, p)).href);
 
@@ -68,6 +70,13 @@ async function variant(kind: Kind, telemetry: unknown): Promise<number> {
     const c = process.cpuUsage(t0);
     runs.push((c.user + c.system) / N);
   }
+  // --idle S: the CPU the variant takes while no request comes (the metrics push, timers), in µs per second.
+  if (IDLE > 0) {
+    const t0 = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, IDLE * 1000));
+    const c = process.cpuUsage(t0);
+    idle.push(`${((c.user + c.system) / IDLE).toFixed(0)} µs/s idle`);
+  }
   await t.close();
   return runs.sort((a, b) => a - b)[2]!;
 }
@@ -87,6 +96,6 @@ for (const kind of KINDS) {
     if (ONLY && !ONLY.includes(name)) continue;
     out.push(`${name} ${(await variant(kind, settings)).toFixed(2)}`);
   }
-  console.log(`${kind}: ${out.join(' · ')} µs/req`);
+  console.log(`${kind}: ${out.join(' · ')} µs/req${idle.length ? ` (${idle.splice(0).join(', ')})` : ''}`);
 }
 sink.kill();
