@@ -155,12 +155,15 @@ class RequestSpan implements TrackerSpan {
   }
 
   answered(answer: Response, id: string | undefined): void {
+    if (!this.source) return; // not sampled
     this.facts = factsOf(answer, id, this.content);
     if (this.capture instanceof SpanCapture) this.capture.off = true;
   }
 
   end(ev: RequestFinished | RequestFailed): void {
     const span = this.span;
+    // A caller's unsampled trace: the span records nothing, its attributes would go nowhere.
+    if (!span.isRecording()) { this.attempt?.span.end(); span.end(); return; }
     const failed = ev.type === 'failed' || ev.status >= 400;
     const provider = ev.served?.provider ?? this.info.provider;
     const a = this.attributes;
