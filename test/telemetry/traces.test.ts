@@ -239,6 +239,26 @@ describe('no key material in anything exported', () => {
   });
 });
 
+describe('no key material in a response id', () => {
+  it('an answer whose id echoes the provider key and the proxy key is exported with both redacted, content capture off', async () => {
+    const g = await start();
+    const id = `msg_${g.mocks.anthropic.key}_${g.key}`;
+    g.mocks.anthropic.setHandler(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, type: 'message', role: 'assistant', model: 'claude-opus-5', content: [{ type: 'text', text: MOCK_TEXT }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }) }));
+    // Twice: the first request loads the door protocol's reader, the second finds it loaded.
+    for (let i = 0; i < 2; i++) {
+      const msg = await anthropic(g).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+      expect(msg.id).toBe(id); // the client gets the provider's answer as it is
+    }
+    await g.daemon.close(1000);
+    const requests = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(requests).toHaveLength(2);
+    for (const r of requests) {
+      expect(attr(r, 'gen_ai.response.id')).toBe('msg_[redacted]_[redacted]');
+      expect(attr(r, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    }
+  });
+});
+
 describe('configured as a user would', () => {
   let proc: GatewayProcess | undefined;
   afterEach(async () => { await proc?.close(); proc = undefined; });

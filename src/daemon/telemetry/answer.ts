@@ -3,9 +3,8 @@
 // messages, through the door protocol's own reader (the same module that reads that protocol from
 // a provider); the input through the door's own parser. In the conventions' message structure
 // (gen-ai-input-messages.json / gen-ai-output-messages.json of semantic conventions 1.41.1).
-import type { ClientProtocol, ProtocolId, Target } from '../../providers/ir/protocol.js';
+import type { ClientProtocol, ProviderProtocol, Target } from '../../providers/ir/protocol.js';
 import type { AssistantPart, FinishReason, Message, Request, Response, StreamEvent, TextPart } from '../../providers/ir/types.js';
-import { providerSide } from '../../providers/protocols/provider-sides.js';
 import { SseParser } from '../http/sse.js';
 
 type Part = Record<string, unknown>;
@@ -29,10 +28,6 @@ function assistantParts(parts: readonly AssistantPart[]): Part[] {
   return parts.map((p) => p.type === 'text' ? { type: 'text', content: p.text }
     : p.type === 'tool-call' ? { type: 'tool_call', id: p.id, name: p.name, arguments: args(p.arguments) }
     : { type: 'reasoning', content: p.text });
-}
-
-function fromResponse(r: Response): AnswerFacts {
-  return factsOf(r, r.id, true);
 }
 
 /**
@@ -91,17 +86,17 @@ function fromEvents(events: readonly StreamEvent[]): AnswerFacts {
 }
 
 /**
- * The answer in `text` (a whole JSON answer, an SSE stream, or Gemini's JSON-array stream) in
- * `protocol`; undefined when it cannot be read (an error answer, a body cut at the capture cap).
+ * The answer in `text` (a whole JSON answer, an SSE stream, or Gemini's JSON-array stream) read by
+ * its protocol's module `side`; undefined when it cannot be read (an error answer, a body cut at
+ * the capture cap). The output messages only when `content`.
  */
-export async function readAnswer(protocol: ProtocolId, text: string, target: Target): Promise<AnswerFacts | undefined> {
-  const side = await providerSide(protocol);
+export function readAnswer(side: ProviderProtocol, text: string, target: Target, content: boolean): AnswerFacts | undefined {
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{')) {
     let json: unknown;
     try { json = JSON.parse(trimmed); } catch { return undefined; }
     if ((json as { error?: unknown }).error !== undefined) return undefined;
-    try { return fromResponse(side.readResponse(json, target)); } catch { return undefined; }
+    try { const r = side.readResponse(json, target); return factsOf(r, r.id, content); } catch { return undefined; }
   }
   const reader = side.createStreamReader(target);
   const events: StreamEvent[] = [];

@@ -8,13 +8,14 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, isSpanCon
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { ClientProtocol } from '../../providers/ir/protocol.js';
+import type { ClientProtocol, ProviderProtocol } from '../../providers/ir/protocol.js';
 import type { Response } from '../../providers/ir/types.js';
 import { BodyCapture, redactCredentials } from '../observe/body-log.js';
 import type { RequestFailed, RequestFinished } from '../observe/events.js';
 import type { AnswerSource, StartSpan, TrackerSpan, TrackStart } from '../observe/tracker.js';
 import { VERSION } from '../../version.js';
 import { factsOf, inputOf, parseInput, readAnswer, type AnswerFacts } from './answer.js';
+import { loadedProviderSide, providerSide } from '../../providers/protocols/provider-sides.js';
 import { DropCounter, spanExporter } from './exporters.js';
 import { GW } from './metrics.js';
 import { ATTR, doorName, operationName, providerName, SCHEMA_URL } from './semconv.js';
@@ -200,12 +201,36 @@ class RequestSpan implements TrackerSpan {
     const facts = this.facts;
     // A token count's answer is a number, not an answer to read.
     if (!source || ev.status >= 400 || this.op === 'count_tokens' || (!facts && !capture)) { span.setAttributes(a); span.end(ev.time); return; }
-    // The pipeline's own answer, content off: nothing left to read.
-    if (facts && !this.content) { answerAttributes(a, facts, false); span.setAttributes(a); span.end(ev.time); return; }
+    // Content off, with the pipeline's own answer or the door protocol's reader at hand (loaded
+    // since a first request): read now, with no promise to wait on.
+    if (!this.content) {
+      const side = facts ? undefined : loadedProviderSide(source.protocol);
+      if (facts || side) {
+        const answer = facts ?? this.readCaptured(side!, capture!, source);
+        if (answer) answerAttributes(a, answer, false);
+        span.setAttributes(a);
+        span.end(ev.time);
+        return;
+      }
+    }
     // The answer (or the content) is read after the request, off its path; the span ends (at the request's end time) once read.
     const done = this.readAnswer(source, capture, facts).catch(() => undefined).then(() => { span.setAttributes(a); span.end(ev.time); });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
+  }
+
+  /**
+   * The answer's facts from its captured bytes, content off: the bytes are read unredacted, and the
+   * one string the span takes from them as it is, the response id, is redacted instead.
+   */
+  private readCaptured(side: ProviderProtocol, capture: BodyCapture, source: AnswerSource): AnswerFacts | undefined {
+    // Runs inside the request's end: an answer its reader chokes on only goes without these facts.
+    try {
+      const text = capture.response.whole(ANSWER_CAP);
+      const answer = text === null ? undefined : readAnswer(side, text, source.target(), false);
+      if (answer?.id) answer.id = redactCredentials(answer.id, this.secrets());
+      return answer;
+    } catch { return undefined; }
   }
 
   private async readAnswer(source: AnswerSource, capture: BodyCapture | undefined, known: AnswerFacts | undefined): Promise<void> {
@@ -213,8 +238,12 @@ class RequestSpan implements TrackerSpan {
     const a = this.attributes;
     let answer = known;
     if (!answer && capture) {
-      const text = capture.response.text(ANSWER_CAP, secrets);
-      answer = text === null ? undefined : await readAnswer(source.protocol, text, source.target());
+      const side = loadedProviderSide(source.protocol) ?? await providerSide(source.protocol);
+      if (!this.content) answer = this.readCaptured(side, capture, source);
+      else {
+        const text = capture.response.text(ANSWER_CAP, secrets);
+        answer = text === null ? undefined : readAnswer(side, text, source.target(), true);
+      }
     }
     if (answer) answerAttributes(a, answer, this.content);
     if (!this.content) return;
