@@ -1,4 +1,4 @@
-// `node bench/telemetry-micro.ts <build dir> [--requests N] [--only variant,…] [--kind native|messages] [--idle S]`: what telemetry costs a
+// `node bench/telemetry-micro.ts <build dir> [--requests N] [--only variant,…] [--kind native|messages|chat-fast] [--idle S]`: what telemetry costs a
 // request's own lifecycle, without HTTP around it: the daemon's RequestTracker driven as the
 // native /openai relay and the Messages → OpenAI door drive it (start, provider call, the answer
 // written, the end), with the build's telemetry started as the daemon starts it (the metrics
@@ -25,11 +25,12 @@ const { startTelemetry, TELEMETRY_DEFAULTS } = await mod('daemon/telemetry/index
 const sink = spawn(process.execPath, [join(import.meta.dirname, 'otlp-sink.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
 const sinkPort = await new Promise<number>((ok) => sink.stdout!.once('data', (d: Buffer) => ok(JSON.parse(d.toString()).port)));
 
+const CHAT_ANSWER = JSON.stringify({ id: 'chatcmpl-01XyZ', object: 'chat.completion', created: 1767225600, model: 'gpt-5.4-2026-03-05', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, nice to meet.', refusal: null }, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 12, total_tokens: 32 } });
 const ANSWER = JSON.stringify({ id: 'msg_01XyZ', type: 'message', role: 'assistant', model: 'openai/gpt-5.4-2026-03-05', content: [{ type: 'text', text: 'Hello there, nice to meet.' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 20, output_tokens: 12 } });
 const REQUEST = Buffer.from(JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }));
 const HEADERS = { host: '127.0.0.1:1', authorization: 'Bearer sk-proxy-x', 'content-type': 'application/json', 'content-length': '120' };
 
-type Kind = 'native' | 'messages';
+type Kind = 'native' | 'messages' | 'chat-fast';
 async function variant(kind: Kind, telemetry: unknown): Promise<number> {
   const bus = new EventBus();
   // The usage recorder is on the bus in every daemon: a subscriber, so events are made in every variant.
@@ -42,13 +43,23 @@ async function variant(kind: Kind, telemetry: unknown): Promise<number> {
   const t = await startTelemetry(ctx, { settings: telemetry, host: '127.0.0.1', adminToken: 'x', log: () => {} });
   const one = (i: number) => {
     const tracker = new RequestTracker(bus, stats, {
-      keyId: 'k1', keyName: 'bench', mode: kind, provider: 'openai', model: 'gpt-5.4', method: 'POST',
-      path: kind === 'native' ? '/v1/chat/completions' : '/v1/messages', stream: false, requestBytes: 120, headers: HEADERS, client: '127.0.0.1', ...(kind === 'messages' ? { asked: 'openai/gpt-5.4', session: undefined } : {}),
+      keyId: 'k1', keyName: 'bench', mode: kind === 'chat-fast' ? 'unified' : kind, provider: 'openai', model: 'gpt-5.4', method: 'POST',
+      path: kind === 'messages' ? '/v1/messages' : '/v1/chat/completions', stream: false, requestBytes: 120, headers: HEADERS, client: '127.0.0.1', ...(kind === 'messages' ? { asked: 'openai/gpt-5.4', session: undefined } : {}),
     }, ctx.startSpan);
     if (kind === 'native') {
       tracker.traceparent();
       tracker.responseIsStream(false);
       tracker.wrote(ANSWER.length);
+      tracker.finish(200, { inputTokens: 20, outputTokens: 12 }, 'gpt-5.4-2026-03-05');
+      return;
+    }
+    if (kind === 'chat-fast') {
+      // The Chat door's fast path to OpenAI: the answer's bytes relayed as they are, read back by the span.
+      const capture = tracker.span ? tracker.span.reads({ protocol: 'openai-chat', request: REQUEST, target: () => ({ provider: 'openai', model: 'gpt-5.4' }), client: () => Promise.reject(new Error('content capture is off')) }, undefined) : undefined;
+      tracker.attemptStarted('openai/gpt-5.4', '');
+      tracker.traceparent();
+      tracker.wrote(CHAT_ANSWER.length);
+      capture?.wrote(Buffer.from(CHAT_ANSWER));
       tracker.finish(200, { inputTokens: 20, outputTokens: 12 }, 'gpt-5.4-2026-03-05');
       return;
     }
