@@ -160,6 +160,30 @@ describe('content', () => {
     expect(JSON.parse(attr(request!, 'gen_ai.output.messages') as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: MOCK_TEXT }], finish_reason: 'stop' }]);
   });
 
+  it('a translated whole answer (Messages door to OpenAI): the id the client was shown, its finish reason, and with captureContent its prompt and answer', async () => {
+    const g = await start({ captureContent: true });
+    const msg = await anthropic(g).messages.create({ model: 'openai/gpt-5.4', max_tokens: 32, system: 'Be brief.', messages: [{ role: 'user', content: PROMPT }] });
+    expect(msg.content[0]).toMatchObject({ type: 'text', text: MOCK_TEXT });
+    await g.daemon.close(1000);
+    const [request] = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(request!.name).toBe('chat gpt-5.4');
+    expect(attr(request!, 'gen_ai.response.id')).toBe(msg.id);
+    expect(attr(request!, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    expect(JSON.parse(attr(request!, 'gen_ai.input.messages') as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]);
+    expect(JSON.parse(attr(request!, 'gen_ai.system_instructions') as string)).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(attr(request!, 'gen_ai.output.messages') as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: MOCK_TEXT }], finish_reason: 'stop' }]);
+  });
+
+  it('a translated whole answer without captureContent: its id and finish reason, and no content attribute', async () => {
+    const g = await start();
+    const msg = await anthropic(g).messages.create({ model: 'openai/gpt-5.4', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+    await g.daemon.close(1000);
+    const [request] = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(attr(request!, 'gen_ai.response.id')).toBe(msg.id);
+    expect(attr(request!, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    expect(request!.attributes.map((a) => a.key).filter((k) => /messages|instructions/.test(k))).toEqual([]);
+  });
+
   it('without it, neither the prompt nor the answer appears anywhere in what is exported', async () => {
     const g = await start();
     await anthropic(g).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
@@ -212,6 +236,26 @@ describe('no key material in anything exported', () => {
     const everything = [metricsText, ...otlp.exports.map((e) => `${e.raw.toString('latin1')}\n${JSON.stringify(e.decoded)}`)];
     for (const text of everything) for (const s of secrets) expect(text.includes(s), `found ${s.slice(0, 6)}…`).toBe(false);
     expect(everything.join('\n')).not.toMatch(/sk-proxy-/);
+  });
+});
+
+describe('no key material in a response id', () => {
+  it('an answer whose id echoes the provider key and the proxy key is exported with both redacted, content capture off', async () => {
+    const g = await start();
+    const id = `msg_${g.mocks.anthropic.key}_${g.key}`;
+    g.mocks.anthropic.setHandler(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, type: 'message', role: 'assistant', model: 'claude-opus-5', content: [{ type: 'text', text: MOCK_TEXT }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }) }));
+    // Twice: the first request loads the door protocol's reader, the second finds it loaded.
+    for (let i = 0; i < 2; i++) {
+      const msg = await anthropic(g).messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+      expect(msg.id).toBe(id); // the client gets the provider's answer as it is
+    }
+    await g.daemon.close(1000);
+    const requests = otlp!.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    expect(requests).toHaveLength(2);
+    for (const r of requests) {
+      expect(attr(r, 'gen_ai.response.id')).toBe('msg_[redacted]_[redacted]');
+      expect(attr(r, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    }
   });
 });
 

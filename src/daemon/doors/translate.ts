@@ -15,6 +15,7 @@ import { clientOf, loadedClient } from './clients.js';
 import { DONE, type Attempt, type DoorRun } from './door.js';
 import { callProvider } from './provider-call.js';
 import { withRoute } from './route-header.js';
+import { renderedId } from '../telemetry/answer.js';
 
 export async function translateThrough(run: DoorRun): Promise<Attempt> {
   const { ctx, door, route, res, tracker, capture } = run;
@@ -61,6 +62,7 @@ export async function translateThrough(run: DoorRun): Promise<Attempt> {
   const rendered = client.renderResponse(answer, answer.model ? { ...rctx, model: `${prefix}${answer.model}` } : rctx);
   const text = JSON.stringify(rendered);
   rctx.onFinal?.(rendered as Record<string, unknown>, text);
+  tracker.span?.answered(answer, renderedId(rendered));
   tracker.wrote(sendJsonText(res, 200, text, withRoute(run, 200, {})));
   capture?.wrote(text);
   tracker.finish(200, irUsageToTokens(answer.usage), answer.model ?? model);

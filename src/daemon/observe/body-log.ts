@@ -41,6 +41,15 @@ class CappedBytes {
     this.kept += part.length;
   }
 
+  /**
+   * The body as kept, not redacted, for a reader that redacts what it takes from it (a trace span's
+   * response id); null when there was none, or it was longer than `cap` or than what was kept.
+   */
+  whole(cap: number): string | null {
+    if (this.total === 0 || this.total > cap || this.total > this.kept) return null;
+    return (this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.kept)).toString('utf8');
+  }
+
   /** Redacted, cut to `cap` bytes with a note of how much was cut; null when there was no body. */
   text(cap: number, secrets: readonly string[]): string | null {
     if (this.total === 0) return null;

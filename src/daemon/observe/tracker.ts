@@ -2,6 +2,7 @@
 // finished/failed). Counters live here too, so `gateway status` and drains see the same numbers.
 import { randomBytes } from 'node:crypto';
 import type { ClientProtocol, ProtocolId, Target } from '../../providers/ir/protocol.js';
+import type { Response } from '../../providers/ir/types.js';
 import type { ProviderId } from '../../providers/types.js';
 import type { LimitKind } from '../limits/limits.js';
 import type { BodyCapture } from './body-log.js';
@@ -127,6 +128,11 @@ export interface TrackerSpan {
    * the request path writes to (the span's own when there was none).
    */
   reads(source: AnswerSource, logged: BodyCapture | undefined): BodyCapture | undefined;
+  /**
+   * The whole answer as the pipeline has it (a translated one, with the id the client was shown):
+   * the span takes its finish reasons, id and (opt-in) output from here instead of its bytes.
+   */
+  answered(answer: Response, id: string | undefined): void;
   end(ev: RequestFinished | RequestFailed): void;
 }
 

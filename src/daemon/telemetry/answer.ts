@@ -3,9 +3,8 @@
 // messages, through the door protocol's own reader (the same module that reads that protocol from
 // a provider); the input through the door's own parser. In the conventions' message structure
 // (gen-ai-input-messages.json / gen-ai-output-messages.json of semantic conventions 1.41.1).
-import type { ClientProtocol, ProtocolId, Target } from '../../providers/ir/protocol.js';
+import type { ClientProtocol, ProviderProtocol, Target } from '../../providers/ir/protocol.js';
 import type { AssistantPart, FinishReason, Message, Request, Response, StreamEvent, TextPart } from '../../providers/ir/types.js';
-import { providerSide } from '../../providers/protocols/provider-sides.js';
 import { SseParser } from '../http/sse.js';
 
 type Part = Record<string, unknown>;
@@ -31,12 +30,26 @@ function assistantParts(parts: readonly AssistantPart[]): Part[] {
     : { type: 'reasoning', content: p.text });
 }
 
-function fromResponse(r: Response): AnswerFacts {
+/**
+ * A whole answer's facts from its IR, as the pipeline has it (a translated answer, never read back
+ * from its bytes); `id`: the one the client was shown (renderedId); the output only when `content`.
+ */
+export function factsOf(r: Response, id: string | undefined, content: boolean): AnswerFacts {
   return {
-    ...(r.id ? { id: r.id } : {}),
+    ...(id ? { id } : {}),
     finishReasons: r.choices.map((c) => FINISH[c.finish] ?? c.finish),
-    output: r.choices.map((c) => ({ role: 'assistant', parts: assistantParts(c.parts), finish_reason: FINISH[c.finish] ?? c.finish })),
+    output: content ? r.choices.map((c) => ({ role: 'assistant', parts: assistantParts(c.parts), finish_reason: FINISH[c.finish] ?? c.finish })) : [],
   };
+}
+
+/**
+ * The id a rendered whole answer shows its client: `id` in the Chat, Messages and Responses
+ * shapes, `responseId` in Gemini's (each door renders its own, not always the provider's).
+ */
+export function renderedId(rendered: unknown): string | undefined {
+  const r = rendered as { id?: unknown; responseId?: unknown };
+  const id = r.id ?? r.responseId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** A stream's events folded into the answer they made (text, reasoning and tool calls per choice). */
@@ -73,17 +86,17 @@ function fromEvents(events: readonly StreamEvent[]): AnswerFacts {
 }
 
 /**
- * The answer in `text` (a whole JSON answer, an SSE stream, or Gemini's JSON-array stream) in
- * `protocol`; undefined when it cannot be read (an error answer, a body cut at the capture cap).
+ * The answer in `text` (a whole JSON answer, an SSE stream, or Gemini's JSON-array stream) read by
+ * its protocol's module `side`; undefined when it cannot be read (an error answer, a body cut at
+ * the capture cap). The output messages only when `content`.
  */
-export async function readAnswer(protocol: ProtocolId, text: string, target: Target): Promise<AnswerFacts | undefined> {
-  const side = await providerSide(protocol);
+export function readAnswer(side: ProviderProtocol, text: string, target: Target, content: boolean): AnswerFacts | undefined {
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{')) {
     let json: unknown;
     try { json = JSON.parse(trimmed); } catch { return undefined; }
     if ((json as { error?: unknown }).error !== undefined) return undefined;
-    try { return fromResponse(side.readResponse(json, target)); } catch { return undefined; }
+    try { const r = side.readResponse(json, target); return factsOf(r, r.id, content); } catch { return undefined; }
   }
   const reader = side.createStreamReader(target);
   const events: StreamEvent[] = [];

@@ -5,7 +5,7 @@
 // (the provider calls, retries, key switches, fallbacks, connection errors) come from the end
 // event's `attempts`.
 import type { AttemptTiming, EventBus, GatewayEvent, RequestFailed, RequestFinished, RequestStarted } from '../observe/events.js';
-import { bareModel, requestCost, type PriceTable } from '../observe/usage/prices.js';
+import { bareModel, costFor, type PriceTable } from '../observe/usage/prices.js';
 import { errorType, type ModelLabels } from './labels.js';
 import type { Metrics } from './metrics.js';
 import { doorName, operationName, providerName } from './semconv.js';
@@ -15,6 +15,8 @@ import { observe, seriesKey, type Series } from './store.js';
 const MAX_OPEN = 50_000;
 /** Bundles kept at most (their keys hold raw model names): past this the cache starts over. */
 const MAX_BUNDLES = 4096;
+/** Bundles compared field by field before a key is made. */
+const RECENT = 8;
 const TOKEN_TYPES = ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const;
 
 interface Open { readonly s: RequestStarted; streamKey: string | undefined }
@@ -41,8 +43,37 @@ interface GenAi {
   readonly perChunk: Series;
 }
 
+/** The facts of a request that decide its series (a Bundle's), as the events carry them. */
+interface Facts {
+  readonly mode: string | undefined; readonly path: string | undefined;
+  readonly startProvider: string | null | undefined; readonly startModel: string | null | undefined;
+  readonly servedProvider: string | undefined; readonly servedModel: string | undefined;
+  readonly reportedRaw: string | null | undefined; readonly status: number; readonly code: string | undefined;
+  readonly keyName: string | undefined; readonly refused: boolean | undefined;
+}
+
+const factsOf = (ev: RequestFinished | RequestFailed, s: RequestStarted | undefined): Facts => ({
+  mode: s?.mode, path: s?.path, startProvider: s?.provider, startModel: s?.model,
+  servedProvider: ev.served?.provider, servedModel: ev.served?.model,
+  reportedRaw: ev.type === 'finished' ? ev.model : undefined, status: ev.status, code: ev.type === 'failed' ? ev.code : undefined,
+  keyName: s?.keyName, refused: ev.type === 'failed' ? ev.refused : undefined,
+});
+
+function sameFacts(f: Facts, ev: RequestFinished | RequestFailed, s: RequestStarted | undefined): boolean {
+  return f.status === ev.status && f.mode === s?.mode && f.startModel === s?.model && f.keyName === s?.keyName
+    && f.startProvider === s?.provider && f.path === s?.path
+    && f.reportedRaw === (ev.type === 'finished' ? ev.model : undefined) && f.code === (ev.type === 'failed' ? ev.code : undefined)
+    && f.servedProvider === ev.served?.provider && f.servedModel === ev.served?.model
+    && f.refused === (ev.type === 'failed' ? ev.refused : undefined);
+}
+
 /** Every series one combination of request facts adds to. */
 interface Bundle {
+  readonly facts: Facts;
+  /** What the end event says, derived once: the provider that served, the error code, the target it ended on and the status as an attempt's outcome. */
+  readonly of: { readonly provider: string | null; readonly err: string; readonly target: string; readonly status: string };
+  /** The request's cost by the model the provider said, else by the one asked of it (undefined without a price table). */
+  readonly priced: { readonly model: CostOf; readonly requested: CostOf | undefined } | undefined;
   readonly provider: string;
   readonly model: string;
   readonly key: string;
@@ -53,12 +84,16 @@ interface Bundle {
   readonly gen: GenAi | undefined;
 }
 
+type CostOf = ReturnType<typeof costFor>;
+
 const providerOf = (target: string): string => target.slice(0, target.indexOf('/'));
 const modelOf = (target: string): string => target.slice(target.indexOf('/') + 1);
 
 export class MetricsRecorder {
   private readonly open = new Map<string, Open>();
   private readonly bundles = new Map<string, Bundle>();
+  /** The bundles found last, the most frequent first (bundle()). */
+  private readonly recent: Array<Bundle | undefined> = new Array(RECENT).fill(undefined);
   private generation = -1;
   constructor(private readonly d: RecorderDeps) {}
 
@@ -108,18 +143,13 @@ export class MetricsRecorder {
   }
 
   private ended(ev: RequestFinished | RequestFailed, s: RequestStarted | undefined, streamed: boolean): void {
-    const provider = ev.served?.provider ?? s?.provider ?? null;
-    // Named as the usage history names the row: the model the provider said, else the one asked of it.
-    const requested = ev.served ? ev.served.model : s?.model ? bareModel(s.model) : null;
-    const reported = ev.type === 'finished' && ev.model ? bareModel(ev.model) : null;
-    const model = reported ?? requested;
-    const err = ev.type === 'failed' ? ev.code : '';
-    const b = this.bundle(ev, s, provider, requested, reported, err);
+    const b = this.bundle(ev, s);
     b.requests.sum++;
 
     // A key's limit refuses a request once it is tracked (its record is a 429 like any other).
     if (ev.type === 'failed' && ev.limit !== undefined) this.d.metrics.limitRefusals.get([ev.limit]).sum++;
     if (ev.type === 'failed' && ev.refused) return;
+    const provider = b.of.provider;
     if (!s || !provider) return;
 
     // Tokens and cost, when the provider said how many.
@@ -129,21 +159,19 @@ export class MetricsRecorder {
     this.tokens(b, 2, u.cachedTokens);
     this.tokens(b, 3, u.cacheWriteTokens);
     this.tokens(b, 4, u.reasoningTokens);
-    const prices = this.d.prices();
-    if (prices) {
-      const cost = requestCost(prices, provider, model, u, ev.status, s.time)
-        ?? (requested !== model ? requestCost(prices, provider, requested, u, ev.status, s.time) : null);
+    if (b.priced) {
+      const cost = b.priced.model(u, ev.status, s.time) ?? (b.priced.requested ? b.priced.requested(u, ev.status, s.time) : null);
       if (cost) (b.cost ??= this.d.metrics.cost.get([b.provider, b.model, b.key])).sum += cost;
     }
 
     // The calls to providers: a native request's one call is the request itself.
-    const calls: readonly AttemptTiming[] = ev.attempts ?? [{ target: `${provider}/${requested ?? ''}`, keyLabel: '', startMs: 0, endMs: ev.durationMs, outcome: String(ev.status) }];
-    if (ev.attempts && (ev.attempts.length > 1 || ev.served || !/^\d+$/.test(ev.attempts[0]!.outcome))) this.moves(ev.attempts, `${s.provider}/${s.model}`);
+    const attempts = ev.attempts;
+    if (attempts && (attempts.length > 1 || ev.served || !/^\d+$/.test(attempts[0]!.outcome))) this.moves(attempts, `${s.provider}/${s.model}`);
     else if (ev.type === 'failed') {
       const kind = ev.code === 'upstream_unreachable' ? 'connect-error' : ev.code === 'upstream_timeout' ? 'timeout' : undefined;
       if (kind) this.upstreamError(provider, kind);
     }
-    if (err === 'upstream_interrupted') this.upstreamError(provider, 'interrupted');
+    if (b.of.err === 'upstream_interrupted') this.upstreamError(provider, 'interrupted');
 
     const gen = b.gen;
     if (!gen) return;
@@ -159,27 +187,61 @@ export class MetricsRecorder {
     if (u.outputTokens !== undefined) observe(gen.tokensOut, u.outputTokens);
 
     // GenAI client series: each call the gateway made, each with how it ended (the last one that answered with the response model).
-    const last = calls.length - 1;
-    for (let i = 0; i < last; i++) this.call(gen.g[0]!, calls[i]!, '');
-    const c = calls[last]!;
-    if (c.target === `${provider}/${requested}` && c.outcome === String(ev.status)) observe(gen.call, (c.endMs - c.startMs) / 1000);
-    else this.call(gen.g[0]!, c, ok ? gen.g[3]! : '');
+    // Without attempts (a native request) the one call is the request itself, to the target it ended on.
+    let callStartMs = 0;
+    if (!attempts) observe(gen.call, ev.durationMs / 1000);
+    else {
+      const last = attempts.length - 1;
+      for (let i = 0; i < last; i++) this.call(gen.g[0]!, attempts[i]!, '');
+      const c = attempts[last]!;
+      callStartMs = c.startMs;
+      if (c.target === b.of.target && c.outcome === b.of.status) observe(gen.call, (c.endMs - c.startMs) / 1000);
+      else this.call(gen.g[0]!, c, ok ? gen.g[3]! : '');
+    }
     if (ok && streamed && ev.ttfbMs !== null) {
-      observe(gen.firstChunk, Math.max(0, ev.ttfbMs - c.startMs) / 1000);
+      observe(gen.firstChunk, Math.max(0, ev.ttfbMs - callStartMs) / 1000);
       const chunks = (ev as RequestFinished).chunks ?? 0;
       if (chunks > 1) observe(gen.perChunk, (ev.durationMs - ev.ttfbMs) / 1000 / (chunks - 1));
     }
   }
 
-  /** The series of this combination of facts, found once and kept. */
-  private bundle(ev: RequestFinished | RequestFailed, s: RequestStarted | undefined, provider: string | null, requested: string | null, reported: string | null, err: string): Bundle {
+  /**
+   * The series of this combination of facts, found once and kept. The last few found are compared
+   * field by field first: most requests repeat a recent combination, and that costs no key string.
+   */
+  private bundle(ev: RequestFinished | RequestFailed, s: RequestStarted | undefined): Bundle {
     // Labels follow config.json: a reload that changed the known models starts the bundles over.
     const generation = this.d.models.generation;
-    if (generation !== this.generation) { this.bundles.clear(); this.generation = generation; }
-    const id = `${s?.mode}\u0001${s?.path}\u0001${s?.provider}\u0001${s?.model}\u0001${provider}\u0001${requested}\u0001${reported}\u0001${ev.status}\u0001${err}\u0001${s?.keyName}`;
+    if (generation !== this.generation) { this.bundles.clear(); this.recent.fill(undefined); this.generation = generation; }
+    const recent = this.recent;
+    for (let i = 0; i < recent.length; i++) {
+      const r = recent[i];
+      if (r === undefined) break;
+      if (sameFacts(r.facts, ev, s)) {
+        if (i > 0) { recent[i] = recent[i - 1]; recent[i - 1] = r; } // a frequent one moves to the front
+        return r;
+      }
+    }
+    const facts = factsOf(ev, s);
+    const id = `${facts.mode}\u0001${facts.path}\u0001${facts.startProvider}\u0001${facts.startModel}\u0001${facts.servedProvider}\u0001${facts.servedModel}\u0001${facts.reportedRaw}\u0001${facts.status}\u0001${facts.code}\u0001${facts.keyName}\u0001${facts.refused}`;
     let b = this.bundles.get(id);
-    if (b) return b;
-    if (this.bundles.size >= MAX_BUNDLES) this.bundles.clear();
+    if (!b) {
+      if (this.bundles.size >= MAX_BUNDLES) this.bundles.clear();
+      b = this.makeBundle(ev, s, facts);
+      this.bundles.set(id, b);
+    }
+    recent.copyWithin(1, 0);
+    recent[0] = b;
+    return b;
+  }
+
+  private makeBundle(ev: RequestFinished | RequestFailed, s: RequestStarted | undefined, facts: Facts): Bundle {
+    const provider = ev.served?.provider ?? s?.provider ?? null;
+    // Named as the usage history names the row: the model the provider said, else the one asked of it.
+    const requested = ev.served ? ev.served.model : s?.model ? bareModel(s.model) : null;
+    const reported = ev.type === 'finished' && ev.model ? bareModel(ev.model) : null;
+    const model = reported ?? requested;
+    const err = ev.type === 'failed' ? ev.code : '';
     const { metrics: m, models } = this.d;
     const providerL = provider ?? 'none';
     const modelL = models.label(provider, reported ?? requested) || 'none';
@@ -201,12 +263,14 @@ export class MetricsRecorder {
         perChunk: m.clientPerChunk.get([op, g[1]!, models.label(provider, requested), g[3]!]),
       };
     }
-    b = {
-      provider: providerL, model: modelL, key, gen, cost: undefined, tokens: [],
+    // The request's cost at the usage history's prices: by the model the provider said, else the one asked of it.
+    const prices = this.d.prices();
+    const priced = prices && provider ? { model: costFor(prices, provider, model), requested: requested !== model ? costFor(prices, provider, requested) : undefined } : undefined;
+    return {
+      facts, provider: providerL, model: modelL, key, gen, cost: undefined, tokens: [], priced,
+      of: { provider, err, target: `${provider}/${requested}`, status: String(ev.status) },
       requests: m.requests.get([doorName(s?.mode ?? 'native'), providerL, modelL, String(ev.status), key]),
     };
-    this.bundles.set(id, b);
-    return b;
   }
 
   private tokens(b: Bundle, type: number, n: number | undefined): void {

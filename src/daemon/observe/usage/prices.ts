@@ -297,11 +297,31 @@ function priceRequest(
   table: PriceTable, provider: ProviderId, model: string | null, usage: TokenUsage, status: number,
   price: (p: ModelPrice, u: TokenUsage, at?: number) => number, at?: number,
 ): number | null {
+  return charge(priceOf(table, provider, model), usage, status, price, at);
+}
+
+/** A model's price as requestCost finds it: 0 for a local provider (it bills nobody), undefined when unpriced. */
+type Priceable = ModelPrice | 0 | undefined;
+
+function priceOf(table: PriceTable, provider: ProviderId, model: string | null): Priceable {
   // A server on this machine (or one that takes no key) bills nobody.
   if (findProvider(provider)?.local) return 0;
-  const found = findPrice(table, provider, model);
-  if (!found) return null;
+  return findPrice(table, provider, model)?.price;
+}
+
+function charge(p: Priceable, usage: TokenUsage, status: number, price: (p: ModelPrice, u: TokenUsage, at?: number) => number, at?: number): number | null {
+  if (p === 0) return 0;
+  if (!p) return null;
   const reported = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
   if (!reported) return status >= 400 ? 0 : null;
-  return price(found.price, usage, at);
+  return price(p, usage, at);
+}
+
+/**
+ * requestCost for one provider and model with the table looked up once: for a caller that prices
+ * many requests of the same model (the metrics recorder keeps one per label set).
+ */
+export function costFor(table: PriceTable, provider: ProviderId, model: string | null): (usage: TokenUsage, status: number, at?: number) => number | null {
+  const p = priceOf(table, provider, model);
+  return (usage, status, at) => charge(p, usage, status, costOf, at);
 }
