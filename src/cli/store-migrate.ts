@@ -201,7 +201,7 @@ async function copyUsage(pool: pg.Pool, db: Database, daemon: string): Promise<C
     if (rows.length === 0) return out;
     after = rows[rows.length - 1]!.id;
     out.unnamed += rows.filter((row) => !row.daemon).length;
-    const { rows: [r] } = await pool.query<{ n: number }>('SELECT usage_push($1::jsonb) AS n', [JSON.stringify(rows.map((row) => ({ ...row, daemon: row.daemon || daemon })))]);
+    const { rows: [r] } = await pool.query<{ n: number }>('SELECT usage_push($1::json) AS n', [JSON.stringify(rows.map((row) => ({ ...row, daemon: row.daemon || daemon })))]);
     out.copied += r!.n;
     out.already += rows.length - r!.n;
   }

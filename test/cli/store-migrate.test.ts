@@ -323,9 +323,13 @@ describe('gateway store migrate', () => {
     if (!m) throw new Error(`the laptop did not start on the store: ${r.stdout}${r.stderr}`);
     laptop.pid = Number(m[2]);
     laptop.url = m[1]!;
-    const [{ n }] = await query<{ n: number }>('SELECT count(*)::int AS n FROM usage_requests') as [{ n: number }];
-    expect(n).toBeGreaterThan(laptopUsage.totals.requests);
-    await waitFor('the laptop has read the team daemon\'s rows', async () => ((await usageOf(laptop.cli)).totals.requests === n ? true : undefined));
+    // The store's count is read again each time: the team daemon's last rows may still be on their way to it.
+    const inStore = async () => ((await query<{ n: number }>('SELECT count(*)::int AS n FROM usage_requests')) as [{ n: number }])[0].n;
+    await waitFor('the laptop has read the team daemon\'s rows', async () => {
+      const here = (await usageOf(laptop.cli)).totals.requests;
+      return here === await inStore() ? true : undefined;
+    });
+    expect(await inStore()).toBeGreaterThan(laptopUsage.totals.requests);
     await ok(chat(laptop.url, keys.app));
     expect((await chat(laptop.url, keys.old)).status).toBe(401);
   });

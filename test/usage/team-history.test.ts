@@ -206,6 +206,19 @@ describe('the outbox and the shared store', () => {
     }
   }, 60_000);
 
+  it('a daemon of the previous schema, still pushing while a newer one upgraded it, has its rows kept, each once', async () => {
+    const d = await open('older');
+    try {
+      const rows = JSON.stringify([row('req_old1', 'older'), row('req_old2', 'older')]);
+      const pushed = async (as: 'json' | 'jsonb') => Number((await d.shared.query<{ n: number }>(`SELECT usage_push($1::${as}) AS n`, [rows])).rows[0]!.n);
+      expect(await pushed('jsonb')).toBe(2);
+      expect(await pushed('json')).toBe(0);
+      expect((await d.shared.query("SELECT 1 FROM usage_requests WHERE daemon = 'older'")).rowCount).toBe(2);
+    } finally {
+      await d.team.close(); d.store.close(); await d.shared.close();
+    }
+  }, 60_000);
+
   it('each daemon prunes only the rows it served, by its own retention: a short one never cuts the team\'s history', async () => {
     const brief = await open('brief', 1);
     const long = await open('long', 30);

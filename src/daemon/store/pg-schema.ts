@@ -909,6 +909,39 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 9,
+    description: 'the usage push reads its rows as json (parsed once, as they are inserted) instead of jsonb',
+    sql: `
+      -- Version 3's usage_push, taking json: PostgreSQL then reads each row straight from the text
+      -- instead of first building the binary jsonb of the whole batch, a fifth of a row's cost
+      -- (about 3 of 16 µs measured with 1,000-row pushes). The jsonb one stays for daemons of
+      -- version 8 still running while this one upgrades the schema.
+      CREATE FUNCTION usage_push(p_rows json) RETURNS integer LANGUAGE plpgsql AS $fn$
+      DECLARE n integer;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(1970495847); -- "usag"
+        INSERT INTO usage_requests (request_id, seq, daemon, started_at, key_id, key_name, mode, provider, model, requested_model,
+            method, path, stream, status, error_code, error_message, duration_ms, ttfb_ms, request_bytes, output_bytes,
+            input_tokens, output_tokens, cached_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
+            cost, cache_saved, session, route, waited_ms, key_label, limit_kind)
+          SELECT r."requestId", nextval('usage_requests_seq'), r.daemon, r."startedAt", r."keyId", r."keyName", r.mode, r.provider, r.model, r."requestedModel",
+            r.method, r.path, r.stream, r.status, r."errorCode", r."errorMessage", r."durationMs", r."ttfbMs", r."requestBytes", r."outputBytes",
+            r."inputTokens", r."outputTokens", r."cachedTokens", r."cacheWriteTokens", r."cacheWrite1hTokens", r."reasoningTokens",
+            r.cost, r."cacheSaved", r.session, r.route, r."waitedMs", r."keyLabel", r."limit"
+          FROM json_to_recordset(p_rows) AS r("requestId" text, daemon text, "startedAt" bigint, "keyId" text, "keyName" text, mode text,
+            provider text, model text, "requestedModel" text, method text, path text, stream boolean, status integer, "errorCode" text,
+            "errorMessage" text, "durationMs" double precision, "ttfbMs" double precision, "requestBytes" bigint, "outputBytes" bigint,
+            "inputTokens" bigint, "outputTokens" bigint, "cachedTokens" bigint, "cacheWriteTokens" bigint, "cacheWrite1hTokens" bigint,
+            "reasoningTokens" bigint, cost double precision, "cacheSaved" double precision, session text, route text,
+            "waitedMs" double precision, "keyLabel" text, "limit" text)
+        ON CONFLICT (request_id) DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n > 0 THEN PERFORM pg_notify('usage_rows', ''); END IF;
+        RETURN n;
+      END $fn$;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -149,7 +149,7 @@ export class TeamHistory {
       try {
         // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
         // PostgreSQL committed, its rows stay in the outbox and are pushed again, counted once.
-        await this.o.shared.query('SELECT usage_push($1::jsonb)', [json], QUIET_MS);
+        await this.o.shared.query('SELECT usage_push($1::json)', [json], QUIET_MS);
       } catch (e) {
         this.failed('send the usage outbox to', e);
         return;
