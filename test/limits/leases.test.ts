@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LeaseState } from '../../src/daemon/limits/lease.js';
 import { WINDOW_MS, type KeyLimits } from '../../src/daemon/limits/limits.js';
 import { PgLimitStore, type Queryable } from '../../src/daemon/limits/pg-store.js';
-import type { Claim, Verdict } from '../../src/daemon/limits/store.js';
+import type { Claim, Refused, Verdict } from '../../src/daemon/limits/store.js';
+import { refusal } from '../../src/daemon/limits/limiter.js';
 import { TeamLimitStore } from '../../src/daemon/limits/team-store.js';
 import { migratePg } from '../../src/daemon/store/pg-schema.js';
 import { SharedStore } from '../../src/daemon/store/shared-store.js';
@@ -280,6 +281,35 @@ describe('a refusal while another daemon\'s lease is open', () => {
     expect(v).toMatchObject({ ok: false, limit: 'rpm', used: 40 });
     const { rows: [oldest] } = await db.query<{ last_at: string }>('SELECT min(last_at) AS last_at FROM limit_windows WHERE key_id = $1 AND requests > 0', [key]);
     expect((v as { retryAfterMs: number }).retryAfterMs).toBe(Number(oldest!.last_at) + WINDOW_MS - later);
+  });
+});
+
+describe('a budget refused while another daemon\'s lease holds some of it unused', () => {
+  it('says when to retry instead of "not in this period", and the request fits once that lease closed', async () => {
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { budget: { usd: 2.02, period: 'day' } };
+    const a = store().store;
+    const b = store().store;
+    // Daemon A, busy: its third request takes a lease of two, one of them unused ($0.01 spare).
+    for (let i = 0; i < 3; i++) expect(await a.reserve(limits, claim(key, T0))).toEqual({ ok: true });
+    const { rows: [lease] } = await db.query<{ admit_until: string; spare_usd: number }>(
+      "SELECT admit_until, spare_usd FROM limit_claims WHERE key_id = $1 AND request_id LIKE 'lease:%' AND NOT closed", [key]);
+    expect(lease!.spare_usd).toBeCloseTo(0.01, 9);
+    // Daemon B spends the rest (on leases while the budget has room for 100 requests, then exactly).
+    let v: Verdict = { ok: true };
+    let at = T0;
+    for (let i = 0; i < 400 && v.ok; i++) v = await b.reserve(limits, claim(key, (at = T0 + 10 + i)));
+    expect(v).toMatchObject({ ok: false, limit: 'budget' });
+    const wait = (v as { retryAfterMs?: number }).retryAfterMs;
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(Number(lease!.admit_until) - at);
+    const e = refusal('app', limits, v as Refused);
+    expect(e.headers).toMatchObject({ 'x-gateway-limit': 'budget', 'retry-after-ms': String(Math.ceil(wait!)) });
+    expect(e.headers!['x-should-retry']).toBeUndefined();
+    // A's lease closes and gives its unused cent back: the request fits.
+    await a.close();
+    await b.close();
+    expect(await store().store.reserve(limits, claim(key, at + wait!))).toEqual({ ok: true });
   });
 });
 

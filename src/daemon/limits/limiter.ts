@@ -201,10 +201,13 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
         : `proxy key "${name}" has used ${usd(r.used)} of its ${formatBudget(b)} budget`;
       message = used
         + (r.held > 0 ? ` (and requests in flight hold ${usd(r.held)} more)` : '')
-        + `; this request could cost up to ${usd(r.asked)}; ${reset}`;
+        + `; this request could cost up to ${usd(r.asked)}; ${reset}`
+        // Team mode: part of what is held is another daemon's lease, which it may not use (pg-store.ts).
+        + (r.retryAfterMs === undefined ? '' : `; part of what is held may come back: retry in ${seconds(r.retryAfterMs)} s`);
       if (r.resetAt !== undefined) headers['x-gateway-limit-reset'] = new Date(r.resetAt).toISOString();
-      // No retry-after (an SDK would sleep on it until the period ends), and the SDKs' own retries are told not to.
-      headers['x-should-retry'] = 'false';
+      // No retry-after (an SDK would sleep on it until the period ends), and the SDKs' own retries are
+      // told not to; unless part of it may come back within a second.
+      Object.assign(headers, retryHeaders(r.retryAfterMs));
       const e = new GatewayError('budget_exceeded', message);
       e.headers = headers;
       return e;
@@ -225,13 +228,15 @@ export function refusal(name: string, limits: KeyLimits, r: Refused): GatewayErr
       return never;
     }
   }
-  if (r.retryAfterMs !== undefined) {
-    headers['retry-after'] = String(seconds(r.retryAfterMs));
-    headers['retry-after-ms'] = String(Math.max(0, Math.ceil(r.retryAfterMs)));
-  } else {
-    headers['x-should-retry'] = 'false'; // it will not fit, however long the client waits
-  }
+  Object.assign(headers, retryHeaders(r.retryAfterMs));
   const e = new GatewayError('rate_limited', message);
   e.headers = headers;
   return e;
+}
+
+/** When to retry a refusal; without a time, that it will not fit however long the client waits. */
+function retryHeaders(ms: number | undefined): Record<string, string> {
+  return ms === undefined
+    ? { 'x-should-retry': 'false' }
+    : { 'retry-after': String(seconds(ms)), 'retry-after-ms': String(Math.max(0, Math.ceil(ms))) };
 }

@@ -10,7 +10,9 @@
 //   the key's lock each limit grants at most ⌊headroom ÷ (4 × daemons alive)⌋ of it (the daemons
 //   whose heartbeat is less than a minute old); under 2 grants nothing, and the call decides each
 //   request exactly as without leases, so a key near a limit is decided request by request, with
-//   the exact verdicts and retry-afters. A lease is a row of limit_claims ('lease:<uuid>')
+//   the exact verdicts and retry-afters. A budget is leased only while it has room for 100 of the
+//   requests (its refusal lasts the period), and one refused while an open lease holds USD it may
+//   not use says when that lease closes (retry-after) instead of "not in this period". A lease is a row of limit_claims ('lease:<uuid>')
 //   counted at once everywhere a request's claim counts: its requests and tokens in the window
 //   bucket of its admit_until (that bucket's last_at raised to it, so every request admitted
 //   under it counts a whole window from then: never admitted late), its slots in the key's

@@ -706,6 +706,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           SELECT min(c.admit_until) - p_at INTO v_open FROM limit_claims c
             WHERE c.key_id = p_key AND NOT c.settled AND NOT c.closed AND c.admit_until > p_at;
           IF v_open IS NOT NULL THEN v_retry := least(coalesce(v_retry, v_open), v_open); END IF;
+        ELSIF v_lim = 'budget' THEN
+          -- Refused while open leases hold USD they may not use (granted before the budget came within
+          -- 100 requests of its end): it may fit once they close, so say when, instead of "never".
+          SELECT min(c.admit_until) - p_at INTO v_open FROM limit_claims c
+            WHERE c.key_id = p_key AND NOT c.settled AND NOT c.closed AND c.admit_until > p_at
+            HAVING k.spent + k.held_usd - sum(c.spare_usd) + p_usd <= p_budget + 1e-9;
+          v_retry := v_open;
         END IF;
         IF v_lim IS NULL THEN
           -- The claim first: a request id already taken (voided by limit_release) rolls the whole reservation back.
@@ -803,6 +810,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           IF p_rpm IS NOT NULL THEN got := least(got, floor((p_rpm - n)::float8 / q)::bigint); END IF;
           IF p_tpm IS NOT NULL THEN got := least(got, floor((p_tpm - t)::float8 / q / each_t)::bigint); END IF;
           IF p_budget IS NOT NULL AND each_u > 0 THEN got := least(got, floor((p_budget - k.spent - k.held_usd) / q / each_u)::bigint); END IF;
+          -- Nor a budget with room for fewer than 100 of these requests: a budget's refusal holds for the
+          -- rest of its period, so near its end every request is decided exactly, with no USD sitting
+          -- unused in another daemon's lease.
+          IF p_budget IS NOT NULL AND p_budget - k.spent - k.held_usd < 100 * each_u THEN got := 0; END IF;
           IF p_concurrency IS NOT NULL THEN
             s := least(got, floor((p_concurrency - k.open_n)::float8 / q)::bigint);
             IF s < 2 THEN got := 0; END IF;
