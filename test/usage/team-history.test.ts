@@ -219,6 +219,24 @@ describe('the outbox and the shared store', () => {
     }
   }, 60_000);
 
+  it('a row pushed from the journal\'s JSON and one made again from usage.db arrive the same as they were recorded', async () => {
+    const from = await open('journaled');
+    const to = await open('reader');
+    try {
+      const kept = { ...row('req_j1', 'journaled'), cost: 0.1 + 0.2, durationMs: 1 / 3, stream: true };
+      const made = { ...row('req_j2', 'journaled'), errorMessage: 'quote " and \\ and ünïcode', cost: null };
+      from.store.insert([kept, made], [], true);
+      from.team.remember(kept.requestId, JSON.stringify(kept));
+      await from.team.push();
+      expect(from.store.outboxSize()).toBe(0);
+      await to.team.pull();
+      const back = recentRequests(to.store.db, { limit: 50, daemon: 'journaled' }).rows.map(({ id: _, ...r }) => r);
+      expect(back.sort((a, b) => a.requestId.localeCompare(b.requestId))).toEqual([kept, made].map((r) => ({ ...r, startedAt: r.startedAt })));
+    } finally {
+      for (const d of [from, to]) { await d.team.close(); d.store.close(); await d.shared.close(); }
+    }
+  }, 60_000);
+
   it('each daemon prunes only the rows it served, by its own retention: a short one never cuts the team\'s history', async () => {
     const brief = await open('brief', 1);
     const long = await open('long', 30);

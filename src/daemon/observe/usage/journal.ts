@@ -56,18 +56,23 @@ export class RowJournal {
 
   private get path(): string { return join(this.dir, `${PREFIX}${this.seq}`); }
 
-  /** On the request path: one write. A failure (a full disk) costs durability, never the request. */
-  append(row: UsageRow): void {
+  /**
+   * On the request path: one write. A failure (a full disk) costs durability, never the request.
+   * Returns the row's JSON (the team's usage push sends it as it is).
+   */
+  append(row: UsageRow): string {
     this.appended++;
+    const json = JSON.stringify(row);
     try {
       this.fd ??= openSync(this.path, 'a', 0o600);
-      writeSync(this.fd, `${JSON.stringify(row)}\n`);
+      writeSync(this.fd, `${json}\n`);
       this.lines++;
       this.failed = false;
     } catch (e) {
       if (!this.failed) this.log(`usage: could not write the journal in ${this.dir} (${(e as Error).message}); rows wait in memory only until written`);
       this.failed = true;
     }
+    return json;
   }
 
   /** Starts a new segment (each batch tick), so the rows being written can be let go of as a whole. */

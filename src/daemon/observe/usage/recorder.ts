@@ -237,7 +237,10 @@ export class UsageRecorder {
           limit: ev.type === 'failed' ? ev.limit ?? null : null,
           daemon: this.o.daemon ?? null,
         };
-        this.journal?.append(row);
+        if (this.journal) {
+          const json = this.journal.append(row);
+          this.team?.remember(row.requestId, json);
+        }
         this.rows.add(row);
         if (this.listeners.size > 0) this.emit({ type: 'done', id: ev.id, row });
         if (this.rows.size >= this.opts.maxBatch && !this.rows.busy) setImmediate(() => this.drain());

@@ -314,22 +314,34 @@ export class UsageStore {
 
   /**
    * Team mode: the oldest `limit` of this daemon's rows still waiting in the outbox for the shared
-   * store, as the JSON array usage_push takes (made by SQLite: the push is a busy daemon's steady
-   * work, and the rows never need to be objects here), and their requests.id.
+   * store, as the JSON array usage_push takes, with their requests.id and request ids. A row whose
+   * JSON `known` has (the journal's line, made as its request ended) is taken as it is; SQLite makes
+   * the others' (rows from before a restart): no row is read into an object and stringified again.
    */
-  outboxBatch(limit: number): { json: string; ids: number[] } {
-    const r = this.statements.get(`SELECT json_group_array(json_object(${ROW_JSON})) AS rows, json_group_array(id) AS ids
-      FROM (SELECT r.* FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?)`).get(limit) as { rows: string; ids: string };
-    return { json: r.rows, ids: JSON.parse(r.ids) as number[] };
+  outboxBatch(limit: number, known: (requestId: string) => string | undefined = () => undefined): { json: string; ids: number[]; requestIds: string[] } {
+    const r = this.statements.get(`SELECT json_group_array(id) AS ids, json_group_array(rid) AS rids
+      FROM (SELECT o.id, r.request_id AS rid FROM usage_outbox o JOIN requests r ON r.id = o.id ORDER BY o.id LIMIT ?)`).get(limit) as { ids: string; rids: string };
+    const ids = JSON.parse(r.ids) as number[];
+    const requestIds = JSON.parse(r.rids) as string[];
+    const parts: string[] = [];
+    const missing: number[] = [];
+    requestIds.forEach((rid, i) => {
+      const line = known(rid);
+      if (line === undefined) missing.push(ids[i]!);
+      else parts.push(line);
+    });
+    if (missing.length > 0) {
+      const made = this.statements.get(`SELECT json_group_array(json_object(${ROW_JSON})) AS rows FROM requests WHERE id IN (SELECT value FROM json_each(?))`)
+        .get(JSON.stringify(missing)) as { rows: string };
+      parts.push(made.rows.slice(1, -1));
+    }
+    return { json: `[${parts.join(',')}]`, ids, requestIds };
   }
 
   /** The shared store committed these rows (by requests.id): they leave the outbox. */
   outboxDone(ids: readonly number[]): void {
     if (ids.length === 0) return;
-    transaction(this.db, () => {
-      const del = this.statements.get('DELETE FROM usage_outbox WHERE id = ?');
-      for (const id of ids) del.run(id);
-    });
+    this.statements.get('DELETE FROM usage_outbox WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(ids));
   }
 
   outboxSize(): number {

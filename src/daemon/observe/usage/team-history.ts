@@ -25,6 +25,8 @@ const PRUNE_QUIET_MS = 60_000;
 const DAY_MS = 86_400_000;
 /** soon()'s wait: the most another daemon's usage lags behind this one's, beyond the round trips. */
 const GATHER_MS = 200;
+/** Rows whose JSON is kept for the push (remember()): a few seconds of a busy daemon's. */
+const REMEMBERED = 50_000;
 
 /** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
 const PULL_COLUMNS = `seq::float8 AS seq, request_id AS "requestId", daemon, started_at::float8 AS "startedAt", key_id AS "keyId",
@@ -82,6 +84,8 @@ export class TeamHistory {
   private readonly pushes = new Serial(() => this.pushAll());
   private readonly pulls = new Serial(() => this.pullAll());
   private storeId: string | undefined;
+  /** This daemon's rows not yet pushed, as the journal wrote them, by request id (remember()). */
+  private readonly lines = new Map<string, string>();
   private gathering: NodeJS.Timeout | undefined;
   /** The shared store's last row when this daemon first read it: its own rows up to there are read too. */
   private ownUpTo = 0;
@@ -116,6 +120,14 @@ export class TeamHistory {
   }
 
   /**
+   * The JSON of a row of this daemon's, as the journal wrote it: the push sends it as it is. Past
+   * REMEMBERED rows (a long outage) the rest are made again from usage.db when pushed.
+   */
+  remember(requestId: string, json: string): void {
+    if (this.lines.size < REMEMBERED) this.lines.set(requestId, json);
+  }
+
+  /**
    * Rows were written: they are pushed within GATHER_MS, with what else is written meanwhile. A
    * busy daemon's push is then one statement of many rows a few times a second, not one per batch
    * the recorder writes (every push costs a round trip, PostgreSQL's turn, and a read on every
@@ -144,7 +156,7 @@ export class TeamHistory {
   private async pushAll(): Promise<void> {
     for (;;) {
       if (this.stopped) return;
-      const { json, ids } = this.o.store.outboxBatch(this.batch);
+      const { json, ids, requestIds } = this.o.store.outboxBatch(this.batch, (id) => this.lines.get(id));
       if (ids.length === 0) return;
       try {
         // Bounded: a push left hanging on a silent store would hold every later one. Cut off after
@@ -158,6 +170,7 @@ export class TeamHistory {
       // again at its next start, and the shared store keeps the first.
       if (this.stopped) return;
       this.o.store.outboxDone(ids);
+      for (const id of requestIds) this.lines.delete(id);
       this.pushed += ids.length;
       if (ids.length < this.batch) return;
       await turn();
