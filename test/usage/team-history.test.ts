@@ -237,6 +237,22 @@ describe('the outbox and the shared store', () => {
     }
   }, 60_000);
 
+  it('a row whose JSON PostgreSQL refuses (a fractional token count) is sent again as usage.db has it: the pushes after it go on', async () => {
+    const d = await open('fractional');
+    try {
+      const odd = { ...row('req_f1', 'fractional'), inputTokens: 10.5 };
+      d.store.insert([odd, row('req_f2', 'fractional')], [], true);
+      d.team.remember(odd.requestId, JSON.stringify(odd));
+      await d.team.push();
+      await d.team.push();
+      expect(d.store.outboxSize()).toBe(0);
+      const { rows } = await d.shared.query<{ request_id: string; input_tokens: string }>("SELECT request_id, input_tokens FROM usage_requests WHERE daemon = 'fractional' ORDER BY 1");
+      expect(rows.map((r) => [r.request_id, Number(r.input_tokens)])).toEqual([['req_f1', 11], ['req_f2', 10]]);
+    } finally {
+      await d.team.close(); d.store.close(); await d.shared.close();
+    }
+  }, 60_000);
+
   it('each daemon prunes only the rows it served, by its own retention: a short one never cuts the team\'s history', async () => {
     const brief = await open('brief', 1);
     const long = await open('long', 30);

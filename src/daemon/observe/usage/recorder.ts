@@ -15,7 +15,7 @@ import { readJournal, RowJournal } from './journal.js';
 import type { TeamHistory } from './team-history.js';
 import { startCheckpointer, type Checkpointer } from '../../store/sqlite.js';
 import { ServedModels } from './served-models.js';
-import { floorHour, type BodyRow, type UsageRow, type UsageStore } from './store.js';
+import { floorHour, int, type BodyRow, type UsageRow, type UsageStore } from './store.js';
 
 const DAY_MS = 86_400_000;
 /** Bodies (logBodies) waiting for the next batch; past this the oldest are dropped. */
@@ -227,9 +227,10 @@ export class UsageRecorder {
           status: ev.status, errorCode: ev.type === 'failed' ? ev.code : null,
           errorMessage: ev.type === 'failed' ? ev.message.slice(0, 300) : null,
           durationMs: ev.durationMs, ttfbMs: ev.ttfbMs, requestBytes: started.requestBytes, outputBytes: ev.type === 'finished' ? ev.outputBytes : 0,
-          inputTokens: ev.usage.inputTokens ?? null, outputTokens: ev.usage.outputTokens ?? null,
-          cachedTokens: ev.usage.cachedTokens ?? null, cacheWriteTokens: ev.usage.cacheWriteTokens ?? null,
-          cacheWrite1hTokens: ev.usage.cacheWrite1hTokens ?? null, reasoningTokens: ev.usage.reasoningTokens ?? null,
+          // Whole, as usage.db keeps them: the journal's JSON of the row is what the team's push sends.
+          inputTokens: int(ev.usage.inputTokens ?? null), outputTokens: int(ev.usage.outputTokens ?? null),
+          cachedTokens: int(ev.usage.cachedTokens ?? null), cacheWriteTokens: int(ev.usage.cacheWriteTokens ?? null),
+          cacheWrite1hTokens: int(ev.usage.cacheWrite1hTokens ?? null), reasoningTokens: int(ev.usage.reasoningTokens ?? null),
           cost, cacheSaved: cost === null ? null : requestCacheSavings(this.prices, provider, pricedBy, ev.usage, ev.status, started.time),
           session: started.session,
           // A single attempt's route is the row's own provider and model: only a longer one is kept.

@@ -230,7 +230,8 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
   return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly: used(latencyHourly), latencyDaily: used(latencyDaily) };
 }
 
-const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
+/** A token count as the history keeps it: a whole number (a provider may report 10.5). */
+export const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
 
 export interface PruneResult { requests: number; hourly: number; latency: number }
 

@@ -164,6 +164,9 @@ export class TeamHistory {
         await this.o.shared.query('SELECT usage_push($1::json)', [json], QUIET_MS);
       } catch (e) {
         this.failed('send the usage outbox to', e);
+        // Refused, not unreachable: the rows go next time as usage.db has them (typed by its
+        // columns), so no row the journal wrote otherwise can hold every later push back.
+        if (!isConnectionError(e)) for (const id of requestIds) this.lines.delete(id);
         return;
       }
       // Committed: only now do they leave the outbox. Killed before this, the daemon pushes them
