@@ -397,6 +397,52 @@ describe('a lease\'s write-back', () => {
   });
 });
 
+describe('team mode: a lease whose write-back the store never took before the daemon stopped', () => {
+  it('is kept in the outbox and written back after the restart: the spend of its requests is counted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leases-'));
+    const proxy = await startStallProxy(postgres.port);
+    const url = db.options.connectionString!.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+    const daemonId = `d${++seq}`;
+    const open = async () => {
+      const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId, log: () => {} });
+      return { shared, limits: new TeamLimitStore({ shared, stateDir: dir, clock: Date.now, log: () => {}, reserveWaitMs: 300 }) };
+    };
+    let first: Awaited<ReturnType<typeof open>> | undefined = await open();
+    let again: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      const key = `k${++seq}`;
+      const budget: KeyLimits = { budget: { usd: 100, period: 'day' }, rpm: 10_000 };
+      // Busy: the third request takes a lease (of two, one left unused).
+      const served = [0, 1, 2].map(() => claim(key, Date.now(), { usd: 0.01 }));
+      for (const c of served) expect(await first.limits.reserve(budget, c)).toEqual({ ok: true });
+      expect(await leaseRows(key)).toBe(1);
+      await first.limits.settle(served[0]!, { tokens: 10, usd: 0.004 });
+      await first.limits.settle(served[1]!, { tokens: 10, usd: 0.004 });
+      // The store goes silent; the leased request ends, and the daemon stops before it is back.
+      proxy.freeze();
+      await first.limits.settle(served[2]!, { tokens: 10, usd: 0.004 });
+      await first.limits.close();
+      await first.shared.close();
+      first = undefined;
+      proxy.thaw();
+      again = await open();
+      await until('the lease written back after the restart', async () => {
+        const { rows: [r] } = await db.query<{ open: string }>('SELECT count(*) AS open FROM limit_claims WHERE key_id = $1 AND NOT settled AND at <> 0', [key]);
+        return Number(r!.open) === 0;
+      });
+      const c = await counters(key, Date.now());
+      expect(c).toMatchObject({ requests: 3, open: 0 });
+      expect(c.spent).toBeCloseTo(3 * 0.004, 9);
+      expect(c.held).toBeCloseTo(0, 9);
+      expect((await again.limits.report()).unreconciled).toBe(0);
+    } finally {
+      for (const d of [first, again]) if (d) { await d.limits.close(); await d.shared.close(); }
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('team mode: a lease call the store does not answer', () => {
   it('is decided on the share, and once the store answers every request served is counted once, the lease holding none of them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'leases-'));

@@ -156,6 +156,8 @@ export class PgLimitStore implements LimitStore {
     private readonly end: () => Promise<void> = async () => {},
     private readonly seen?: (b: BudgetSeen) => void,
     private readonly lost?: (c: { requestId: string; keyId: string }) => void,
+    /** Told the leases whose write-back just failed, in their latest state (team-store.ts keeps them on disk until one succeeds). */
+    private readonly kept?: (states: LeaseState[]) => void,
   ) {}
 
   /**
@@ -408,10 +410,17 @@ export class PgLimitStore implements LimitStore {
         for (const q of batch) q.failed(e);
         // Kept: sent again, in its state by then, until it is written.
         for (const l of sent) if (l.version > l.written) void this.changed(l, LEASE_RETRY_MS);
+        this.kept?.(sent.filter((l) => l.version > l.written).map((l) => l.state()));
       }
       for (const w of waiters) w();
     });
     return this.sending;
+  }
+
+  /** The latest state of every lease the store does not have yet. */
+  unwritten(): LeaseState[] {
+    const all = new Set<Lease>([...this.leases.values(), ...this.leased.values(), ...this.dirty]);
+    return [...all].filter((l) => l.version > l.written).map((l) => l.state());
   }
 
   /** Ends admission under every lease, so that their unused parts go back with the next write-back. */

@@ -20,9 +20,11 @@
 // its claim expires), so the local shares are what decides then. A lease call that fails may
 // have reached the store: its id is voided with release() once the store answers, like a
 // reservation's; one that gets no answer in time has its requests decided here, and taken back
-// from the lease if its answer comes later. A request admitted under a lease settles into it;
-// its write-back, kept and retried by pg-store.ts until the store has it, never goes to the
-// outbox (the lease carries it, once).
+// from the lease if its answer comes later. A request admitted under a lease settles into it,
+// not into the outbox (the lease carries it, once); a lease whose write-back failed, or that is
+// still unwritten when the daemon stops, has its latest state kept in the outbox's
+// limit_lease_states too, written back with the rest after a restart (a resent version changes
+// nothing).
 //
 // Whatever settled locally (and the settlements of claims made in PostgreSQL that could not be
 // told) is kept in the outbox (limit-outbox.db in the state directory, the laptop's limit ledger
@@ -36,6 +38,7 @@ import { FILES } from '../store/paths.js';
 import { isConnectionError, type SharedStore } from '../store/shared-store.js';
 import { openDatabase, type Database } from '../store/sqlite.js';
 import { periodAt, type KeyLimits } from './limits.js';
+import type { LeaseState } from './lease.js';
 import { PgLimitStore, periodId, type BudgetSeen, type SettledRow } from './pg-store.js';
 import { SqliteLimitStore } from './sqlite-store.js';
 import { StoreUnreachable, type Claim, type LimitStore, type Standing, type Used, type Verdict } from './store.js';
@@ -108,10 +111,16 @@ export class TeamLimitStore implements LimitStore {
 
   constructor(private readonly o: TeamLimitOptions) {
     this.waitMs = o.reserveWaitMs ?? RESERVE_WAIT_MS;
-    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.releases.set(c.requestId, c.keyId));
+    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.releases.set(c.requestId, c.keyId),
+      (states) => { if (!this.closed) void this.keepLeases(states).catch(() => {}); });
     this.outbox = openDatabase(join(o.stateDir, FILES.limitOutbox), { setup: migrate }).catch(async (e: unknown) => {
       o.log(`limits: the limit outbox could not be opened (${(e as Error).message}); settlements made while the store is unreachable are kept in memory only`);
       return openDatabase(':memory:', { setup: migrate });
+    }).then((db) => {
+      // A lease's latest state the store has not taken (its write-back failed): its requests'
+      // settlements, written back with the rest (limit_lease_write ignores a version it has).
+      db.exec('CREATE TABLE IF NOT EXISTS limit_lease_states (id TEXT PRIMARY KEY, v INTEGER NOT NULL, state TEXT NOT NULL)');
+      return db;
     });
     this.lastPrune = o.clock();
     this.offHealth = o.shared.onHealth((h) => {
@@ -190,7 +199,7 @@ export class TeamLimitStore implements LimitStore {
   async report(): Promise<TeamLimitsReport> {
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
-    const row = db.prepare('SELECT COUNT(*) AS n FROM limit_spend').get() as { n: number };
+    const row = db.prepare('SELECT (SELECT COUNT(*) FROM limit_spend) + (SELECT COUNT(*) FROM limit_lease_states) AS n').get() as { n: number };
     return { unreconciled: Number(row.n) + this.releases.size };
   }
 
@@ -211,9 +220,19 @@ export class TeamLimitStore implements LimitStore {
       await bounded(this.pg.flush(), 2_000, 'the settlements').catch(() => {});
       await bounded(this.writeBack(), 2_000, 'the write-back').catch(() => {});
     }
+    await this.keepLeases(this.pg.unwritten());
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
     db.close();
+  }
+
+  /** Leases whose latest state the store has not taken: on disk, written back with the outbox (a restart keeps them). */
+  private async keepLeases(states: readonly LeaseState[]): Promise<void> {
+    if (states.length === 0) return;
+    const db = await this.outbox;
+    const keep = db.prepare('INSERT INTO limit_lease_states (id, v, state) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET v = excluded.v, state = excluded.state WHERE excluded.v > limit_lease_states.v');
+    for (const st of states) keep.run(st.id, st.v, JSON.stringify(st));
+    this.writeBackSoon();
   }
 
   private async localStore(): Promise<SqliteLimitStore> {
@@ -309,6 +328,12 @@ export class TeamLimitStore implements LimitStore {
         if (b && r.at >= b.periodStart) b.spent += r.usd;
       }
       written += rows.length;
+    }
+    const kept = db.prepare('SELECT id, v, state FROM limit_lease_states').all() as Array<{ id: string; v: number; state: string }>;
+    if (kept.length > 0) {
+      await bounded(this.pg.record([], kept.map((k) => JSON.parse(k.state) as LeaseState)), WRITE_WAIT_MS, 'the write-back');
+      const done = db.prepare('DELETE FROM limit_lease_states WHERE id = ? AND v <= ?');
+      for (const k of kept) done.run(k.id, k.v);
     }
     if (this.releases.size > 0) {
       const voided = [...this.releases].map(([requestId, keyId]) => ({ requestId, keyId }));
