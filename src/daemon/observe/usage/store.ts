@@ -235,17 +235,24 @@ export const int = (v: number | null): number | null => (v === null ? null : Mat
 
 export interface PruneResult { requests: number; hourly: number; latency: number }
 
-/** A request row's JSON fields (UsageRow's names) and the requests table's columns they come from. */
-const ROW_JSON = ([
-  ['requestId', 'request_id'], ['daemon', 'daemon'], ['startedAt', 'started_at'], ['keyId', 'key_id'], ['keyName', 'key_name'], ['mode', 'mode'],
-  ['provider', 'provider'], ['model', 'model'], ['requestedModel', 'requested_model'], ['method', 'method'], ['path', 'path'],
-  ['stream', "json(CASE WHEN stream THEN 'true' ELSE 'false' END)"], ['status', 'status'], ['errorCode', 'error_code'],
-  ['errorMessage', 'error_message'], ['durationMs', 'duration_ms'], ['ttfbMs', 'ttfb_ms'], ['requestBytes', 'request_bytes'],
-  ['outputBytes', 'output_bytes'], ['inputTokens', 'input_tokens'], ['outputTokens', 'output_tokens'], ['cachedTokens', 'cached_tokens'],
-  ['cacheWriteTokens', 'cache_write_tokens'], ['cacheWrite1hTokens', 'cache_write_1h_tokens'], ['reasoningTokens', 'reasoning_tokens'],
-  ['cost', 'cost'], ['cacheSaved', 'cache_saved'], ['session', 'session'], ['route', 'route'], ['waitedMs', 'waited_ms'],
-  ['keyLabel', 'key_label'], ['limit', 'limit_kind'],
-] as const satisfies ReadonlyArray<readonly [keyof UsageRow, string]>).map(([k, c]) => `'${k}', ${c}`).join(', ');
+/**
+ * A request row's fields (UsageRow's names) and the column each is kept in, the same in usage.db
+ * and in the team's usage_requests; `int`: a whole number (bigint in PostgreSQL), `flag`: a boolean.
+ */
+export const ROW_COLUMNS = [
+  ['requestId', 'request_id'], ['daemon', 'daemon'], ['startedAt', 'started_at', 'int'], ['keyId', 'key_id'], ['keyName', 'key_name'],
+  ['mode', 'mode'], ['provider', 'provider'], ['model', 'model'], ['requestedModel', 'requested_model'], ['method', 'method'],
+  ['path', 'path'], ['stream', 'stream', 'flag'], ['status', 'status'], ['errorCode', 'error_code'], ['errorMessage', 'error_message'],
+  ['durationMs', 'duration_ms'], ['ttfbMs', 'ttfb_ms'], ['requestBytes', 'request_bytes', 'int'], ['outputBytes', 'output_bytes', 'int'],
+  ['inputTokens', 'input_tokens', 'int'], ['outputTokens', 'output_tokens', 'int'], ['cachedTokens', 'cached_tokens', 'int'],
+  ['cacheWriteTokens', 'cache_write_tokens', 'int'], ['cacheWrite1hTokens', 'cache_write_1h_tokens', 'int'],
+  ['reasoningTokens', 'reasoning_tokens', 'int'], ['cost', 'cost'], ['cacheSaved', 'cache_saved'], ['session', 'session'],
+  ['route', 'route'], ['waitedMs', 'waited_ms'], ['keyLabel', 'key_label'], ['limit', 'limit_kind'],
+] as const satisfies ReadonlyArray<readonly [keyof UsageRow, string, ('int' | 'flag')?]>;
+
+/** json_object()'s arguments for a usage.db row as UsageRow's JSON (SQLite keeps a flag as 0 or 1). */
+const ROW_JSON = ROW_COLUMNS.map(([k, c, t]: readonly [string, string, string?]) =>
+  `'${k}', ${t === 'flag' ? `json(CASE WHEN ${c} THEN 'true' ELSE 'false' END)` : c}`).join(', ');
 
 export class UsageStore {
   /** The insert and rollup statements, prepared once. */

@@ -17,7 +17,7 @@
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
 import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
-import type { UsageRow, UsageStore } from './store.js';
+import { ROW_COLUMNS, type UsageRow, type UsageStore } from './store.js';
 
 const CHANNEL = 'usage_rows';
 /** A prune deletes up to an hour's worth of rows: it may take longer than a read, but never hangs on a silent store. */
@@ -29,13 +29,7 @@ const GATHER_MS = 200;
 const REMEMBERED = 50_000;
 
 /** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
-const PULL_COLUMNS = `seq::float8 AS seq, request_id AS "requestId", daemon, started_at::float8 AS "startedAt", key_id AS "keyId",
-  key_name AS "keyName", mode, provider, model, requested_model AS "requestedModel", method, path, stream, status,
-  error_code AS "errorCode", error_message AS "errorMessage", duration_ms AS "durationMs", ttfb_ms AS "ttfbMs",
-  request_bytes::float8 AS "requestBytes", output_bytes::float8 AS "outputBytes", input_tokens::float8 AS "inputTokens",
-  output_tokens::float8 AS "outputTokens", cached_tokens::float8 AS "cachedTokens", cache_write_tokens::float8 AS "cacheWriteTokens",
-  cache_write_1h_tokens::float8 AS "cacheWrite1hTokens", reasoning_tokens::float8 AS "reasoningTokens", cost,
-  cache_saved AS "cacheSaved", session, route, waited_ms AS "waitedMs", key_label AS "keyLabel", limit_kind AS "limit"`;
+const PULL_COLUMNS = ['seq::float8 AS seq', ...ROW_COLUMNS.map(([k, c, t]: readonly [string, string, string?]) => `${c}${t === 'int' ? '::float8' : ''} AS "${k}"`)].join(', ');
 
 export interface TeamHistoryOptions {
   store: UsageStore;
