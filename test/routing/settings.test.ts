@@ -126,6 +126,17 @@ describe('parseRouting', () => {
     expect(settings.routes['openai/gpt-5.4']).toEqual(['openai/gpt-5.4', 'anthropic/claude-sonnet-4-5']);
   });
 
+  it('a field that is no setting is a problem, in each object of the section (a typo would be a setting silently not in force)', () => {
+    const { problems } = parse({ routing: { retry: 3, backoff: { baseMs: 100, max: 1 }, breaker: { failures: 2, cooldown: 5 }, providers: { openai: { retries: 1, token: 'x' } } } });
+    expect(problems).toEqual([
+      'routing.retry is not a setting (known: retries, retryAfterCapSeconds, backoff, providers, breaker, fallbacks)',
+      'routing.backoff.max is not a setting (known: baseMs, maxMs)',
+      'routing.providers.openai.token is not a setting (known: retries, keyOrder)',
+      'routing.breaker.cooldown is not a setting (known: failures, windowSeconds, cooldownSeconds)',
+    ]);
+    expect(parse({ routing: { retries: 1, retryAfterCapSeconds: 5, backoff: { baseMs: 1, maxMs: 2 }, breaker: { failures: 1, windowSeconds: 1, cooldownSeconds: 1 }, providers: { openai: { retries: 0, keyOrder: 'priority' } }, fallbacks: {} } }).problems).toEqual([]);
+  });
+
   it('every problem is listed, not only the first', () => {
     const { problems } = parse({ routing: { retries: -1, breaker: { failures: 0 }, providers: { openai: { keyOrder: 'x' } } } });
     expect(problems).toHaveLength(3);

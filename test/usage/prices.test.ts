@@ -91,6 +91,20 @@ describe('the price table', () => {
     expect(problems).toHaveLength(2);
     expect(problems.join('\n')).toMatch(/openai\/bad: needs numeric "input"/);
   });
+
+  it('refuses an entry with a field that is no price (a misspelt rate would price its tokens at another one)', () => {
+    const { table: t, problems } = buildPriceTable(shipped, {
+      'openai/gpt-typo': { input: 2, output: 8, cachedinput: 0.2 },
+      'openai/gpt-tiers': { input: 2, output: 8, longContext: { above: 200_000, input: 4, output: 16, cachedInput: 0.4, outputs: 1 } },
+      'openai/gpt-ok': { input: 2, output: 8, cachedInput: 0.2, longContext: { above: 200_000, input: 4, output: 16 } },
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/openai\/gpt-typo: "cachedinput" is not a price field \(known: input, output, cachedInput, cacheWrite, cacheWrite1h, longContext, peak\)/),
+      expect.stringMatching(/openai\/gpt-tiers: "longContext\.outputs" is not a price field/),
+    ]);
+    expect(findPrice(t, 'openai', 'gpt-typo')).toBeUndefined();
+    expect(findPrice(t, 'openai', 'gpt-ok')?.price.cachedInput).toBe(0.2);
+  });
 });
 
 /** A Chat Completions server that bills cache writes and reports them (OpenRouter does). */

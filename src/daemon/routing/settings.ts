@@ -39,8 +39,13 @@ export interface RoutingSource { readonly aliases?: unknown; readonly routing?: 
 export interface ParsedRouting { readonly settings: RoutingSettings; readonly problems: string[] }
 
 const KEY_ORDERS: readonly KeyOrder[] = ['round-robin', 'priority'];
-/** The settings of one `routing.providers` entry (team mode refuses any other field: see shared-config.ts docProblems). */
-export const PROVIDER_ROUTING_FIELDS: readonly string[] = ['retries', 'keyOrder'];
+// The fields of each object in the section. Any other is a problem, as in `cache`: a typo
+// (`retry`) would otherwise be a setting silently not in force, and in team mode the section is
+// published to every daemon as written.
+const ROUTING_FIELDS = ['retries', 'retryAfterCapSeconds', 'backoff', 'providers', 'breaker', 'fallbacks'];
+const BACKOFF_FIELDS = ['baseMs', 'maxMs'];
+const BREAKER_FIELDS = ['failures', 'windowSeconds', 'cooldownSeconds'];
+const PROVIDER_FIELDS = ['retries', 'keyOrder'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -93,11 +98,17 @@ function duration(field: string, v: unknown, fallback: number, scale: number, pr
   return fallback;
 }
 
-function section(field: string, v: unknown, problems: string[]): Record<string, unknown> {
+/** An object of the section (`{}` when absent); `fields`, when given, are the only ones it may have. */
+function section(field: string, v: unknown, problems: string[], fields?: readonly string[]): Record<string, unknown> {
   if (v === undefined) return {};
-  if (isObject(v)) return v;
-  problems.push(`${field} must be an object`);
-  return {};
+  if (!isObject(v)) {
+    problems.push(`${field} must be an object`);
+    return {};
+  }
+  for (const k of fields ? Object.keys(v) : []) {
+    if (!fields!.includes(k)) problems.push(`${field}.${k} is not a setting (known: ${fields!.join(', ')})`);
+  }
+  return v;
 }
 
 /**
@@ -152,11 +163,11 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
   }
   const firstTargets = Object.fromEntries([...aliasLists].map(([n, l]) => [n, l[0]!]));
 
-  const r = section('routing', config.routing, problems);
+  const r = section('routing', config.routing, problems, ROUTING_FIELDS);
   const d = DEFAULT_ROUTING;
   const retries = count('routing.retries', r.retries, d.retries, 0, problems);
   const retryAfterCapMs = duration('routing.retryAfterCapSeconds', r.retryAfterCapSeconds, d.retryAfterCapMs, 1000, problems);
-  const b = section('routing.backoff', r.backoff, problems);
+  const b = section('routing.backoff', r.backoff, problems, BACKOFF_FIELDS);
   const backoff = {
     baseMs: duration('routing.backoff.baseMs', b.baseMs, d.backoff.baseMs, 1, problems),
     maxMs: duration('routing.backoff.maxMs', b.maxMs, d.backoff.maxMs, 1, problems),
@@ -167,7 +178,7 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
   for (const [id, v] of Object.entries(section('routing.providers', r.providers, problems))) {
     const field = `routing.providers.${id}`;
     if (!known.includes(id.toLowerCase())) { problems.push(`${field}: unknown provider "${id}" (known: ${known.join(', ')})`); continue; }
-    const o = section(field, v, problems);
+    const o = section(field, v, problems, PROVIDER_FIELDS);
     const entry: { retries?: number; keyOrder?: KeyOrder } = {};
     if (o.retries !== undefined) entry.retries = count(`${field}.retries`, o.retries, d.retries, 0, problems);
     if (o.keyOrder !== undefined) {
@@ -178,7 +189,7 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
     perProvider[splitProviderPrefix(`${id}/-`)?.provider.id ?? id.toLowerCase()] = entry;
   }
 
-  const k = section('routing.breaker', r.breaker, problems);
+  const k = section('routing.breaker', r.breaker, problems, BREAKER_FIELDS);
   const breaker = {
     failures: count('routing.breaker.failures', k.failures, d.breaker.failures, 1, problems),
     windowMs: duration('routing.breaker.windowSeconds', k.windowSeconds, d.breaker.windowMs, 1000, problems),

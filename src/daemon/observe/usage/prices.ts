@@ -59,6 +59,9 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const price = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 const CACHE_RATES = ['cachedInput', 'cacheWrite', 'cacheWrite1h'] as const;
+const TIER_FIELDS: readonly string[] = ['input', 'output', ...CACHE_RATES];
+/** The keys of object `v` not in `known` (none when `v` is no object). */
+const otherFields = (v: unknown, known: readonly string[]): string[] => (isObj(v) ? Object.keys(v).filter((k) => !known.includes(k)) : []);
 
 function parseTier(v: unknown): TierPrice | undefined {
   if (!isObj(v) || !price(v.input) || !price(v.output)) return undefined;
@@ -73,6 +76,11 @@ function parseTier(v: unknown): TierPrice | undefined {
 
 /** One entry, or a message saying what is wrong with it. */
 export function parseModelPrice(v: unknown): ModelPrice | string {
+  // A misspelt rate (`cachedinput`) would otherwise price its tokens silently at another rate.
+  const unknown = [...otherFields(v, [...TIER_FIELDS, 'longContext', 'peak']),
+    ...otherFields(isObj(v) ? v.longContext : undefined, [...TIER_FIELDS, 'above']).map((k) => `longContext.${k}`),
+    ...otherFields(isObj(v) ? v.peak : undefined, [...TIER_FIELDS, 'utcHours']).map((k) => `peak.${k}`)];
+  if (unknown.length > 0) return `${unknown.map((k) => `"${k}"`).join(', ')} ${unknown.length === 1 ? 'is not a price field' : 'are not price fields'} (known: ${[...TIER_FIELDS, 'longContext', 'peak'].join(', ')})`;
   const base = parseTier(v);
   if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite"/"cacheWrite1h" if given';
   const { longContext: lc, peak } = v as Obj;
