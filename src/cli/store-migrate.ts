@@ -6,6 +6,8 @@
 //     revocation), under the lock key creation takes, each announced to running daemons;
 //   - usage.db's request rows, through usage_push (so they are numbered after the rows already
 //     there, and every daemon reads them), each with its daemon (this machine's for older rows);
+//   - the history usage.db keeps only as rollups (older than its raw rows' retention) as rollup
+//     parts (usage_rollups), which every other daemon adds to its own rollups;
 //   - the spend each key's budget counts (limit_spend, limit_folded and priced requests from
 //     before the key had limits, as limits/sqlite-store.ts sums them) as settled limit claims;
 //   - responses.db's answers still within the retention.
@@ -24,7 +26,8 @@ import { openDatabase, type Database } from '../daemon/store/sqlite.js';
 import { daemonIdOf, type SharedStore } from '../daemon/store/shared-store.js';
 import { parseResponsesSettings, RESPONSES_DB_FILE, retentionStart, type Row as ResponseRow } from '../daemon/store/responses.js';
 import { migrate as migrateUsage } from '../daemon/observe/usage/schema.js';
-import { DAY_MS, USAGE_DB_FILE } from '../daemon/observe/usage/store.js';
+import { DAY_MS, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type UsageRow } from '../daemon/observe/usage/store.js';
+import { PULL_COLUMNS, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
 import { requestsAfter } from '../daemon/observe/usage/queries.js';
 import { LEDGER_DAYS } from '../daemon/limits/sqlite-store.js';
 
@@ -34,8 +37,11 @@ export interface Copied { copied: number; already: number }
 export interface MigrationResult {
   /** `refused`: keys left out because the store holds another key in their way (said why). */
   keys: Copied & { refused: Array<{ id: string; name: string; reason: string }> };
-  /** `unnamed` rows were recorded before daemons were named: they go in as `daemon`'s. */
-  usage: Copied & { daemon: string; unnamed: number };
+  /**
+   * `unnamed` rows were recorded before daemons were named: they go in as `daemon`'s. `rollups`:
+   * the rollup rows of history older than the raw rows (rollupsBeyond), as parts.
+   */
+  usage: Copied & { daemon: string; unnamed: number; rollups: Copied };
   limits: Copied;
   /** `expired`: answers past the retention, which no daemon would serve, left out. */
   responses: Copied & { expired: number };
@@ -62,9 +68,10 @@ export async function copyLaptopState(dir: string, shared: SharedStore, env: Nod
       const budgetKeys = records.filter((k) => k.limits?.budget).map((k) => k.id);
       const limits = usageDb ? await copyLedger(shared.pool, usageDb, budgetKeys, now) : { copied: 0, already: 0 };
       const usage = usageDb ? await copyUsage(shared.pool, usageDb, daemon) : { copied: 0, already: 0, unnamed: 0 };
+      const rollups = usageDb ? await copyRollups(shared.pool, usageDb, join(snapshot, 'rows.db'), daemon) : { copied: 0, already: 0 };
       const settings = parseResponsesSettings(readConfig(dir).responses).settings;
       const responses = responsesDb ? await copyResponses(shared.pool, responsesDb, retentionStart(settings, now)) : { copied: 0, already: 0, expired: 0 };
-      return { keys, usage: { ...usage, daemon }, limits, responses };
+      return { keys, usage: { ...usage, daemon, rollups }, limits, responses };
     } finally {
       usageDb?.close();
       responsesDb?.close();
@@ -205,6 +212,52 @@ async function copyUsage(pool: pg.Pool, db: Database, daemon: string): Promise<C
     out.copied += r!.n;
     out.already += rows.length - r!.n;
   }
+}
+
+/**
+ * The history `db` keeps only as rollups, as parts of them in usage_rollups: each rollup row less
+ * what the request rows the team has of this machine make of it (its rows here, and those of
+ * `daemon` in the store: a row pruned here since an earlier copy is there), gathered in a scratch
+ * usage.db at `scratch`. Under usage_push's lock, so the parts are numbered in commit order, and
+ * each part once: a second copy adds nothing.
+ */
+async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon: string): Promise<Copied> {
+  const out: Copied = { copied: 0, already: 0 };
+  const rows = await UsageStore.open(scratch);
+  try {
+    for (let after = 0; ;) {
+      const page = requestsAfter(db, after, BATCH);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.id;
+      rows.insertMissing(page.map((row) => ({ ...row, daemon: row.daemon || daemon })));
+    }
+    for (let after = 0; ;) {
+      const { rows: page } = await pool.query<UsageRow & { seq: number }>(
+        `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE daemon = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [daemon, after, BATCH]);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.seq;
+      rows.insertMissing(page);
+    }
+  } finally {
+    rows.close();
+  }
+  const parts = rollupsBeyond(db, scratch, daemon);
+  for (let i = 0; i < parts.length; i += BATCH) {
+    const batch = parts.slice(i, i + BATCH);
+    const n = await inTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [USAGE_LOCK]);
+      const { rowCount } = await client.query(`
+        INSERT INTO usage_rollups (seq, daemon, kind, part, row)
+        SELECT nextval('usage_rollups_seq'), $1, kind, part, row::json FROM unnest($2::text[], $3::text[], $4::text[]) AS p(kind, part, row)
+        ON CONFLICT (daemon, kind, part) DO NOTHING`,
+      [daemon, batch.map((p) => p.table), batch.map((p) => JSON.stringify(ROLLUP_KEYS[p.table].map((k) => p.row[k]))), batch.map((p) => JSON.stringify(p.row))]);
+      if ((rowCount ?? 0) > 0) await client.query(`SELECT pg_notify('${USAGE_CHANNEL}', '')`);
+      return rowCount ?? 0;
+    });
+    out.copied += n;
+    out.already += batch.length - n;
+  }
+  return out;
 }
 
 /** The answers created since `since` (the retention's start), oldest first; an answer already there is left as it is. */

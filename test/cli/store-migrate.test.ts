@@ -279,7 +279,7 @@ describe('gateway store migrate', () => {
     const again = JSON.parse(r.stdout) as { store: string; keys: Counts & { refused: unknown[] }; usage: Counts; limits: Counts; responses: Counts & { expired: number } };
     expect(again.store).toBe(`gw@127.0.0.1:${postgres.port}/laptop_move`);
     expect(again.keys).toEqual({ copied: 0, already: first.keys.copied, refused: [] });
-    expect(again.usage).toEqual({ copied: 0, already: first.usage.copied, daemon: `${hostname()}:${new URL(laptop.url).port}`, unnamed: 0 });
+    expect(again.usage).toEqual({ copied: 0, already: first.usage.copied, daemon: `${hostname()}:${new URL(laptop.url).port}`, unnamed: 0, rollups: { copied: 0, already: 0 } });
     expect(again.limits).toEqual({ copied: 0, already: first.limits.copied });
     expect(again.responses).toEqual({ copied: 0, already: first.responses.copied, expired: 0 });
     // The key's limits as the team changed them stay.
@@ -361,6 +361,105 @@ describe('usage rows recorded before daemons were named', () => {
     await c.end();
     expect(rows.map((x) => [x.request_id, x.daemon])).toEqual([['req_old1', 'my-laptop:8080'], ['req_old2', 'my-laptop:8080'], ['req_new', 'my-laptop:8080']]);
   });
+});
+
+describe('history the laptop keeps only as rollups (older than its raw rows\' retention)', () => {
+  const laptopHome = makeTempHome('gateway-rollups-laptop-');
+  const teamHome = makeTempHome('gateway-rollups-team-');
+  let teamPid = 0;
+  afterAll(async () => {
+    await runCli(['stop'], { home: teamHome.dir }).catch(() => undefined);
+    try { process.kill(teamPid, 'SIGKILL'); } catch { /* stopped */ }
+    laptopHome.cleanup();
+    teamHome.cleanup();
+  });
+
+  const DAY = 86_400_000;
+  const HOUR = 3_600_000;
+  const row = (requestId: string, startedAt: number, over: Partial<UsageRow> = {}): UsageRow => ({
+    requestId, startedAt, keyId: 'k1', keyName: 'app', mode: 'native', provider: 'openai', model: 'gpt-4o', requestedModel: null,
+    method: 'POST', path: '/openai/v1/chat/completions', stream: false, status: 200, errorCode: null, errorMessage: null, durationMs: 120,
+    ttfbMs: 40, requestBytes: 100, outputBytes: 200, inputTokens: 1000, outputTokens: 50, cachedTokens: 200, cacheWriteTokens: null,
+    cacheWrite1hTokens: null, reasoningTokens: null, cost: 0.01, cacheSaved: 0.001, session: null, route: null, waitedMs: null, keyLabel: null,
+    daemon: 'old-laptop', ...over,
+  });
+  const usage = async (home: string, by: string) =>
+    JSON.parse((await runCli(['usage', '--since', '90d', '--by', by, '--json'], { home })).stdout) as { totals: UsageTotals; rows: UsageGroup[] };
+
+  it('goes to the store once, and a team daemon\'s history then equals the laptop\'s, month by month', async () => {
+    const url = await createDatabase('rollup_history');
+    const now = Date.now();
+    // The hour the laptop's retention cut through: one of its rows pruned, one kept.
+    const cut = Math.floor((now - 30 * DAY) / HOUR) * HOUR + HOUR / 2;
+    const store = await UsageStore.open(join(laptopHome.dir, 'usage.db'));
+    store.insert([
+      row('r60', now - 60 * DAY, { model: 'gpt-5.4', status: 500, cost: null, ttfbMs: null }),
+      row('r45a', now - 45 * DAY), row('r45b', now - 45 * DAY + 1000, { keyId: 'k2', keyName: 'ci', durationMs: 900 }),
+      row('r45c', now - 45 * DAY + 2000, { daemon: null }), // recorded before daemons were named
+      row('cut-early', cut - 60_000), row('cut-late', cut + 60_000),
+      row('r2', now - 2 * DAY, { model: 'gpt-5.4' }), row('r1', now - DAY),
+    ]);
+    const pruned = store.prune(cut, now - 400 * DAY);
+    expect(pruned.requests).toBe(5);
+    store.close();
+    const laptopByModel = await usage(laptopHome.dir, 'model');
+    const laptopByKey = await usage(laptopHome.dir, 'key');
+    expect(laptopByModel.totals.requests).toBe(8);
+
+    const r = await runCli(['store', 'migrate', '--json', '--to', url], { home: laptopHome.dir });
+    expect(r.code, r.stderr).toBe(0);
+    const copied = JSON.parse(r.stdout) as { usage: Counts & { rollups: Counts } };
+    expect(copied.usage).toMatchObject({ copied: 3, already: 0 });
+    expect(copied.usage.rollups.copied).toBeGreaterThan(0);
+    expect(copied.usage.rollups.already).toBe(0);
+
+    const started = await runCli(['start', '--port', '0'], { home: teamHome.dir, env: { GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: 'team-1' } });
+    const m = /gateway running at (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/.exec(started.stdout);
+    if (!m) throw new Error(`the team daemon did not start: ${started.stdout}${started.stderr}`);
+    teamPid = Number(m[2]);
+    const team = await waitFor('the team daemon has the laptop\'s whole history', async () => {
+      const u = await usage(teamHome.dir, 'model');
+      return u.totals.requests === laptopByModel.totals.requests ? u : undefined;
+    });
+    expect(team.totals).toEqual(laptopByModel.totals);
+    expect(team.rows).toEqual(laptopByModel.rows);
+    expect((await usage(teamHome.dir, 'key')).rows).toEqual(laptopByKey.rows);
+    // All of it the laptop's, the rows recorded before daemons were named too.
+    expect((await usage(teamHome.dir, 'daemon')).rows.map((g) => [g.label, g.requests])).toEqual([['old-laptop', 8]]);
+
+    // The laptop pruned further, and copied again: nothing twice, though its rows now hold less.
+    const again = await UsageStore.open(join(laptopHome.dir, 'usage.db'));
+    expect(again.prune(now - 3 * DAY, now - 400 * DAY).requests).toBe(1);
+    again.close();
+    const second = await runCli(['store', 'migrate', '--json', '--to', url], { home: laptopHome.dir });
+    expect(second.code, second.stderr).toBe(0);
+    expect((JSON.parse(second.stdout) as { usage: Counts & { rollups: Counts } }).usage).toMatchObject({
+      copied: 0, already: 2, rollups: { copied: 0, already: copied.usage.rollups.copied },
+    });
+    await runCli(['stop'], { home: teamHome.dir });
+    const restarted = await runCli(['start', '--port', '0'], { home: teamHome.dir, env: { GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: 'team-1' } });
+    teamPid = Number(/\(pid (\d+)\)/.exec(restarted.stdout)?.[1] ?? 0);
+    expect((await usage(teamHome.dir, 'model')).totals).toEqual(laptopByModel.totals);
+
+    // The laptop itself on the store: those totals are its own already, and not added again.
+    const own = await runCli(['start', '--port', '0', '--store', url], { home: laptopHome.dir, env: { GATEWAY_DAEMON_ID: 'old-laptop' } });
+    expect(own.code, own.stderr).toBe(0);
+    try {
+      await waitFor('the laptop has pulled from the store', async () => ((await usage(laptopHome.dir, 'daemon')).rows.length > 0 ? true : undefined));
+      // Its pull of the store's rows and totals is done when a row the team daemon serves arrives.
+      const key = await runCli(['keys', 'create', '--name', 'probe'], { home: teamHome.dir, env: { GATEWAY_STORE_URL: url } });
+      expect(key.code, key.stderr).toBe(0);
+      const teamUrl = `http://127.0.0.1:${/127\.0\.0\.1:(\d+)/.exec(restarted.stdout)![1]}`;
+      expect((await chat(teamUrl, key.stdout.trim())).status).toBeGreaterThan(0);
+      const mine = await waitFor('the laptop has the team daemon\'s request', async () => {
+        const u = await usage(laptopHome.dir, 'daemon');
+        return u.rows.some((g) => g.label === 'team-1') ? u : undefined;
+      });
+      expect(mine.rows.find((g) => g.label === 'old-laptop')?.requests).toBe(8);
+    } finally {
+      await runCli(['stop'], { home: laptopHome.dir });
+    }
+  }, 120_000);
 });
 
 describe('a key the store has another key in the way of', () => {

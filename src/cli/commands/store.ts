@@ -27,7 +27,8 @@ Run it with this machine's daemon stopped (${gatewayCmd('stop')}). The store's s
 migrated as a daemon would. Copied: every key (proxy, admin and session keys, as their hashes, with
 their models, limits, expiry and revocation), the usage history's request rows (a row recorded
 before daemons were named gets $GATEWAY_DAEMON_ID, else the name this machine's daemon last
-recorded), what each key's budget has spent, and the stored Responses answers within the retention.
+recorded) and the hourly and daily totals of the history older than them (kept only as totals
+past usage.retentionDays), what each key's budget has spent, and the stored Responses answers within the retention.
 Each is keyed by its id, so running it again copies nothing twice. Not copied: provider keys (each
 daemon takes its own from its keychain, environment or secret file) and config.json, which stays
 this machine's file. Nothing in the state directory is changed.
@@ -85,6 +86,7 @@ function report(dir: string, store: StoreUrl, r: MigrationResult, fromEnv: boole
   const lines = table([
     ['keys', counted(r.keys) + (r.keys.refused.length > 0 ? `, ${r.keys.refused.length} not copied (below)` : '')],
     ['usage rows', counted(r.usage) + (r.usage.unnamed > 0 ? ` (${r.usage.unnamed} recorded before daemons were named, as ${r.usage.daemon}'s)` : '')],
+    ['older usage', `${counted(r.usage.rollups)} (rollup rows of the history older than the usage rows)`],
     ['limit ledger', `${counted(r.limits)} (what the keys' budgets have spent)`],
     ['responses', counted(r.responses) + (r.responses.expired > 0 ? `, ${r.responses.expired} past the retention left out` : '')],
   ]);

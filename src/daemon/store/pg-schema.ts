@@ -953,6 +953,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $fn$;
     `,
   },
+  {
+    version: 10,
+    description: 'the usage history a laptop kept only as rollups, copied by store migrate for every daemon to add to its own',
+    sql: `
+      -- A laptop's raw rows go to usage_requests; what its retention had already pruned lives on only
+      -- in its rollups, and those parts come here, one row per rollup row (usage.db's table and
+      -- columns). Numbered in commit order (written under usage_push's lock), read by every other
+      -- daemon with a cursor as the rows are. A second copy of the same part adds nothing.
+      CREATE SEQUENCE usage_rollups_seq;
+      CREATE TABLE usage_rollups (
+        seq bigint PRIMARY KEY,
+        daemon text NOT NULL,  -- whose history it is; that daemon has it already
+        kind text NOT NULL,    -- the rollup table
+        part text NOT NULL,    -- the row's period and dimensions, as JSON
+        row json NOT NULL,
+        UNIQUE (daemon, kind, part)
+      );
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -113,6 +113,9 @@ const UPSERT_TOTALS = `INSERT INTO hourly_totals (hour, ${SUM_COLUMNS.join(', ')
 const UPSERT_LATENCY_HOURLY = `INSERT INTO latency_hourly (hour, provider, metric, bucket, count)
   VALUES (?, ?, ?, ?, ?) ON CONFLICT (hour, provider, metric, bucket) DO UPDATE SET count = count + excluded.count`;
 
+/** Moves a shared store's cursor (usage_pulled) forward, never back. */
+const ADVANCE_CURSOR = 'INSERT INTO usage_pulled (store, seq) VALUES (?, ?) ON CONFLICT (store) DO UPDATE SET seq = MAX(seq, excluded.seq)';
+
 /** A daily latency histogram `{"bucket": count}`; anything unreadable counts as empty. */
 export function parseHist(text: string | undefined): Record<number, number> {
   if (!text) return {};
@@ -230,6 +233,64 @@ function aggregate(rows: readonly UsageRow[]): Aggregates {
   return { hourly: [...hourly.values()], daily: [...daily.values()], totals, latencyHourly: used(latencyHourly), latencyDaily: used(latencyDaily) };
 }
 
+/** usage.db's rollup tables. */
+export type RollupTable = 'hourly' | 'daily' | 'hourly_totals' | 'latency_hourly' | 'latency_daily';
+
+/**
+ * One row of a rollup table with no request rows behind it: history kept only as rollups (older
+ * than the raw rows' retention), as `store migrate` copies it for the team's daemons to add to
+ * theirs. `row` holds the table's columns: its period, dimensions and sums (latency_daily's `hist`
+ * as an object of bucket → count).
+ */
+export interface RollupPart { table: RollupTable; row: Record<string, unknown> }
+
+const ROLLUP_DIMS = ['key_id', 'provider', 'model', 'key_label', 'daemon'];
+/** Each rollup table's primary key: what one of its rows is the sums of. */
+export const ROLLUP_KEYS: Readonly<Record<RollupTable, readonly string[]>> = {
+  hourly: ['hour', ...ROLLUP_DIMS], daily: ['day', ...ROLLUP_DIMS], hourly_totals: ['hour'],
+  latency_hourly: ['hour', 'provider', 'metric', 'bucket'], latency_daily: ['day', 'provider', 'metric'],
+};
+
+/**
+ * What `db`'s rollups hold beyond the request rows of the usage.db at `rowsDb` (made from the
+ * same rows, and any pruned from `db` that are known elsewhere): each rollup row's sums less what
+ * those rows make of it, where requests are left. A request row without a daemon counts as
+ * `daemon`'s, as it goes to the team (and so do its rollups' here).
+ */
+export function rollupsBeyond(db: Database, rowsDb: string, daemon: string): RollupPart[] {
+  const out: RollupPart[] = [];
+  db.prepare("ATTACH DATABASE ? AS r").run(rowsDb);
+  try {
+    const named = "CASE WHEN daemon = '' THEN ? ELSE daemon END AS daemon";
+    for (const [table, period] of [['hourly', 'hour'], ['daily', 'day']] as const) {
+      const keys = ROLLUP_KEYS[table];
+      const rows = db.prepare(`SELECT ${keys.map((k) => `m.${k}`).join(', ')}, m.key_name, ${SUM_COLUMNS.map((c) => `m.${c} - coalesce(x.${c}, 0) AS ${c}`).join(', ')}
+        FROM (SELECT ${period}, key_id, provider, model, key_label, ${named}, max(key_name) AS key_name, ${SUM_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
+              FROM main.${table} GROUP BY 1, 2, 3, 4, 5, 6) m
+        LEFT JOIN r.${table} x USING (${keys.join(', ')}) WHERE m.requests > coalesce(x.requests, 0)`).all(daemon);
+      for (const row of rows) out.push({ table, row: { ...row } });
+    }
+    for (const row of db.prepare(`SELECT m.hour, ${SUM_COLUMNS.map((c) => `m.${c} - coalesce(x.${c}, 0) AS ${c}`).join(', ')}
+        FROM main.hourly_totals m LEFT JOIN r.hourly_totals x USING (hour) WHERE m.requests > coalesce(x.requests, 0)`).all()) {
+      out.push({ table: 'hourly_totals', row: { ...row } });
+    }
+    for (const row of db.prepare(`SELECT m.hour, m.provider, m.metric, m.bucket, m.count - coalesce(x.count, 0) AS count
+        FROM main.latency_hourly m LEFT JOIN r.latency_hourly x USING (hour, provider, metric, bucket) WHERE m.count > coalesce(x.count, 0)`).all()) {
+      out.push({ table: 'latency_hourly', row: { ...row } });
+    }
+    const daily = db.prepare('SELECT m.day, m.provider, m.metric, m.hist, x.hist AS made FROM main.latency_daily m LEFT JOIN r.latency_daily x USING (day, provider, metric)')
+      .all() as Array<{ day: number; provider: string; metric: string; hist: string; made: string | null }>;
+    for (const { hist: kept, made, ...key } of daily) {
+      const less = parseHist(made ?? undefined);
+      const hist = Object.fromEntries(Object.entries(parseHist(kept)).map(([b, n]) => [b, n - (less[Number(b)] ?? 0)]).filter(([, n]) => (n as number) > 0));
+      if (Object.keys(hist).length > 0) out.push({ table: 'latency_daily', row: { ...key, hist } });
+    }
+  } finally {
+    db.exec('DETACH DATABASE r');
+  }
+  return out;
+}
+
 /** A token count as the history keeps it: a whole number (a provider may report 10.5). */
 export const int = (v: number | null): number | null => (v === null ? null : Math.round(v));
 
@@ -309,9 +370,43 @@ export class UsageStore {
         return seen.get(r.startedAt, r.requestId) === undefined;
       });
       this.write(fresh, [], opts.outbox ?? false);
-      if (opts.cursor) this.statements.get('INSERT INTO usage_pulled (store, seq) VALUES (?, ?) ON CONFLICT (store) DO UPDATE SET seq = MAX(seq, excluded.seq)').run(opts.cursor.store, opts.cursor.seq);
+      if (opts.cursor) this.statements.get(ADVANCE_CURSOR).run(opts.cursor.store, opts.cursor.seq);
     });
     return fresh.length;
+  }
+
+  /**
+   * Adds rollup parts (another daemon's history kept only as rollups: rollupsBeyond) to the
+   * rollups, and moves the shared store's cursor of them (`cursor.store`) in the same transaction.
+   */
+  addRollups(parts: readonly RollupPart[], cursor: { store: string; seq: number }): void {
+    transaction(this.db, () => {
+      const num = (v: unknown): number => Number(v ?? 0);
+      const sums = (r: Record<string, unknown>) => SUM_COLUMNS.map((c) => num(r[c]));
+      for (const { table, row: r } of parts) {
+        switch (table) {
+          case 'hourly':
+          case 'daily':
+            this.statements.get(upsertDims(table, table === 'hourly' ? 'hour' : 'day'))
+              .run(num(r.hour ?? r.day), String(r.key_id), String(r.provider), String(r.model), String(r.key_label), String(r.daemon), String(r.key_name), ...sums(r));
+            break;
+          case 'hourly_totals':
+            this.statements.get(UPSERT_TOTALS).run(num(r.hour), ...sums(r));
+            break;
+          case 'latency_hourly':
+            this.statements.get(UPSERT_LATENCY_HOURLY).run(num(r.hour), String(r.provider), String(r.metric), num(r.bucket), num(r.count));
+            break;
+          case 'latency_daily':
+            this.addToHist(num(r.day), String(r.provider), String(r.metric), Object.entries(r.hist as Record<string, number>).map(([b, n]) => [Number(b), n]));
+            break;
+          default: {
+            const never: never = table;
+            return never;
+          }
+        }
+      }
+      this.statements.get(ADVANCE_CURSOR).run(cursor.store, cursor.seq);
+    });
   }
 
   /** The shared store's usage rows read so far (its sequence number), 0 for none. */
@@ -377,18 +472,19 @@ export class UsageStore {
     for (const [hour, t] of agg.totals) tot.run(hour, ...sumValues(t));
     const lat = this.statements.get(UPSERT_LATENCY_HOURLY);
     for (const l of agg.latencyHourly) for (const [bucket, count] of l.counts) lat.run(l.period, l.provider, l.metric, bucket, count);
-    const readHist = this.statements.get('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?');
-    const writeHist = this.statements.get('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)');
-    for (const l of agg.latencyDaily) {
-      const old = readHist.get(l.period, l.provider, l.metric) as { hist: string } | undefined;
-      const hist = parseHist(old?.hist);
-      for (const [b, n] of l.counts) hist[b] = (hist[b] ?? 0) + n;
-      writeHist.run(l.period, l.provider, l.metric, JSON.stringify(hist));
-    }
+    for (const l of agg.latencyDaily) this.addToHist(l.period, l.provider, l.metric, l.counts);
     if (bodies.length > 0) {
       const body = this.statements.get('INSERT OR REPLACE INTO bodies (request_id, started_at, request, response) VALUES (?, ?, ?, ?)');
       for (const b of bodies) body.run(b.requestId, b.startedAt, b.request, b.response);
     }
+  }
+
+  /** Adds bucket counts to a day's latency histogram (one JSON row per day, provider and metric). */
+  private addToHist(day: number, provider: string, metric: string, counts: Iterable<[number, number]>): void {
+    const old = this.statements.get('SELECT hist FROM latency_daily WHERE day = ? AND provider = ? AND metric = ?').get(day, provider, metric) as { hist: string } | undefined;
+    const hist = parseHist(old?.hist);
+    for (const [b, n] of counts) hist[b] = (hist[b] ?? 0) + n;
+    this.statements.get('INSERT OR REPLACE INTO latency_daily (day, provider, metric, hist) VALUES (?, ?, ?, ?)').run(day, provider, metric, JSON.stringify(hist));
   }
 
   /**

@@ -17,9 +17,12 @@
 // few seconds as a backstop. Nothing here is on the request path.
 import { setImmediate as turn } from 'node:timers/promises';
 import { isConnectionError, QUIET_MS, type SharedStore } from '../../store/shared-store.js';
-import { ROW_COLUMNS, type UsageRow, type UsageStore } from './store.js';
+import { ROW_COLUMNS, type RollupTable, type UsageRow, type UsageStore } from './store.js';
 
-const CHANNEL = 'usage_rows';
+/** Notified when rows (or rollup parts) commit. */
+export const USAGE_CHANNEL = 'usage_rows';
+/** The advisory lock usage_push takes (pg-schema.ts, "usag"): whatever is numbered under it is numbered in commit order. */
+export const USAGE_LOCK = 1970495847;
 /** A prune deletes up to an hour's worth of rows: it may take longer than a read, but never hangs on a silent store. */
 const PRUNE_QUIET_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -29,7 +32,7 @@ const GATHER_MS = 200;
 const REMEMBERED = 50_000;
 
 /** A pulled row as UsageRow's JSON (bigint columns as float8: exact below 2^53, and numbers, not strings, in node-pg). */
-const PULL_COLUMNS = ['seq::float8 AS seq', ...ROW_COLUMNS.map(([k, c, t]: readonly [string, string, string?]) => `${c}${t === 'int' ? '::float8' : ''} AS "${k}"`)].join(', ');
+export const PULL_COLUMNS = ['seq::float8 AS seq', ...ROW_COLUMNS.map(([k, c, t]: readonly [string, string, string?]) => `${c}${t === 'int' ? '::float8' : ''} AS "${k}"`)].join(', ');
 
 export interface TeamHistoryOptions {
   store: UsageStore;
@@ -100,7 +103,7 @@ export class TeamHistory {
   start(): this {
     const { shared } = this.o;
     this.unsubscribe.push(
-      shared.on(CHANNEL, () => { void this.pull(); }),
+      shared.on(USAGE_CHANNEL, () => { void this.pull(); }),
       // Notifications sent while the listening connection was down are lost: read what is new.
       shared.onReconnect(() => { void this.pull(); }),
       shared.onHealth((h) => { if (h.connected) { void this.push(); void this.pull(); } }),
@@ -196,7 +199,8 @@ export class TeamHistory {
              ORDER BY page.seq`,
           [after, this.batch, this.o.daemon ?? null, this.ownUpTo], QUIET_MS);
         const last = rows[0]?.last ?? null;
-        if (this.stopped || last === null) return;
+        if (this.stopped) return;
+        if (last === null) break;
         const others = rows.filter((r) => r.seq !== null).map(({ seq: _, last: __, n: ___, ...row }) => row);
         try {
           this.pulled += this.o.store.insertMissing(others, { cursor: { store: this.storeId, seq: last } });
@@ -204,11 +208,35 @@ export class TeamHistory {
           this.report(`usage: could not write the team's rows to ${this.o.store.path}: ${(e as Error).message}; will retry`);
           return;
         }
-        if (rows[0]!.n < this.batch) return;
+        if (rows[0]!.n < this.batch) break;
         await turn();
       }
+      await this.pullRollups(this.storeId);
     } catch (e) {
       this.failed('read the team\'s usage from', e);
+    }
+  }
+
+  /**
+   * The history other daemons kept only as rollups (a laptop's, copied by `store migrate`), added
+   * to this usage.db's rollups with its own cursor. Those of this daemon's name are its own already.
+   */
+  private async pullRollups(storeId: string): Promise<void> {
+    const cursor = `${storeId}/rollups`;
+    for (;;) {
+      if (this.stopped) return;
+      const { rows } = await this.o.shared.query<{ seq: number; kind: RollupTable; row: Record<string, unknown> }>(
+        'SELECT seq::float8 AS seq, kind, row FROM usage_rollups WHERE seq > $1 AND daemon IS DISTINCT FROM $2 ORDER BY seq LIMIT $3',
+        [this.o.store.pulledUpTo(cursor), this.o.daemon ?? null, this.batch], QUIET_MS);
+      if (this.stopped || rows.length === 0) return;
+      try {
+        this.o.store.addRollups(rows.map((r) => ({ table: r.kind, row: r.row })), { store: cursor, seq: rows[rows.length - 1]!.seq });
+      } catch (e) {
+        this.report(`usage: could not add the team's rollups to ${this.o.store.path}: ${(e as Error).message}; will retry`);
+        return;
+      }
+      if (rows.length < this.batch) return;
+      await turn();
     }
   }
 
