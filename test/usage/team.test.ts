@@ -141,6 +141,11 @@ describe('team usage history on one PostgreSQL', () => {
       // The dashboard's requests table lists the other daemons' requests too.
       const page = await (await fetch(`${gw.url}/dashboard/usage?range=24h`, { headers: { cookie: await dashboardSession(gw) } })).text();
       for (const model of served.keys()) expect(page).toContain(`>${model}<`);
+      // With the daemon that served each, and what each daemon served.
+      for (const id of IDS) {
+        expect(page.split(`data-daemon="${id}"`)).toHaveLength(11);
+        expect(page).toMatch(new RegExp(`id="by-daemon"[^]*<tr data-group="${id}" data-requests="10"`));
+      }
     }
   }, 120_000);
 

@@ -20,6 +20,8 @@ export interface UsageView {
   series: SeriesPoint[];
   byModel: UsageGroup[];
   byKey: UsageGroup[];
+  /** Team mode (or a history several daemons served): which daemon served what, and the requests' daemon column. */
+  byDaemon?: UsageGroup[];
   latency: ProviderLatency[];
   recent: { rows: StoredRequest[]; next: string | null };
   /** Which of the recent requests have stored bodies (usage.logBodies); none: no "body" column. */
@@ -96,20 +98,23 @@ function groupCache(g: UsageGroup): Html | string {
   return html`<div class="muted small nowrap" data-cache-hit="${g.cacheHitRatio ?? ''}" title="${detail}">${fmtPct(g.cacheHitRatio)} cache hit</div>`;
 }
 
-function breakdown(title: string, id: string, rows: UsageGroup[], labelCell: (g: UsageGroup) => Html): Html {
+/** A "Cost by …" card: `by` names its first column and the `gateway usage --by` that lists every row. */
+function breakdown(title: string, id: string, by: { column: string; cli: string }, rows: UsageGroup[], labelCell: (g: UsageGroup) => Html): Html {
   const max = Math.max(0, ...rows.map((r) => r.cost ?? 0));
   const maxReq = Math.max(0, ...rows.map((r) => r.requests));
   return html`<section class="card flush"><div class="card-head pad"><h2>${title}</h2></div>
   ${rows.length === 0 ? html`<p class="muted pad">Nothing in this period.</p>` : html`<table class="table compact" id="${id}">
-  <thead><tr><th>${id === 'by-key' ? 'Key' : 'Model'}</th><th class="num">Requests</th><th class="num">Tokens in / out</th><th class="num">Cost</th><th class="meter-col"></th></tr></thead>
+  <thead><tr><th>${by.column}</th><th class="num">Requests</th><th class="num">Tokens in / out</th><th class="num">Cost</th><th class="meter-col"></th></tr></thead>
   <tbody>${rows.slice(0, 12).map((g) => html`<tr data-group="${g.group}" data-requests="${g.requests}" data-cost="${g.cost ?? ''}">
     <td>${labelCell(g)}</td><td class="num">${fmtInt(g.requests)}</td>
     <td class="num">${fmtCompact(g.inputTokens)} / ${fmtCompact(g.outputTokens)}${groupCache(g)}</td>
     <td class="num">${costCell(g.cost, g.unpricedRequests, g.requests)}</td>
     <td class="meter-col">${max > 0 ? meter(g.cost ?? 0, max) : meter(g.requests, maxReq, 's3')}</td></tr>`)}</tbody></table>
-  ${rows.length > 12 ? html`<p class="muted small pad">and ${rows.length - 12} more — see <span class="mono">gateway usage --by ${id === 'by-key' ? 'key' : 'model'}</span></p>` : ''}`}
+  ${rows.length > 12 ? html`<p class="muted small pad">and ${rows.length - 12} more — see <span class="mono">gateway usage --by ${by.cli}</span></p>` : ''}`}
 </section>`;
 }
+
+const plainLabel = (g: UsageGroup): Html => html`<span class="nowrap">${g.label}</span>`;
 
 function modelLabel(g: UsageGroup): Html {
   const slash = g.group.indexOf('/');
@@ -165,10 +170,12 @@ function cacheNote(r: StoredRequest): Html | string {
   return html`<div class="muted small nowrap" data-cache-note title="parts of the input">${fmtCompact(read)} cache read · ${fmtCompact(written)} written</div>`;
 }
 
-export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>): Html {
+/** One request of the table; `daemons`: with the daemon that served it (team mode). */
+export function requestRow(r: StoredRequest, bodies?: ReadonlySet<string>, daemons = false): Html {
   const ok = r.status < 400;
   return html`<tr data-request-id="${r.requestId}">
-  <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>
+  <td class="nowrap" title="${new Date(r.startedAt).toISOString()}">${fmtDateTime(r.startedAt)}</td>${daemons ? html`
+  <td class="nowrap mono" data-daemon="${r.daemon ?? ''}">${r.daemon || html`<span class="muted">–</span>`}</td>` : ''}
   <td>${r.keyName}</td>
   <td class="nowrap"><span class="prov-dot ${r.provider}" title="${providerName(r.provider)}"></span><span class="mono">${r.model ?? '–'}</span>${askedFor(r)}${routeNote(r)}</td>
   <td><span class="tag">${r.mode}${r.stream ? ' · stream' : ''}</span></td>
@@ -193,8 +200,8 @@ function recentTable(v: UsageView): Html {
     <noscript><button class="btn sm">Apply</button></noscript>
   </form></div>
   ${v.recent.rows.length === 0 ? html`<p class="muted pad">No requests match.${v.retention.retentionDays < 365 ? ` Individual requests are kept ${v.retention.retentionDays} days.` : ''}</p>` : html`<table class="table compact" id="requests-table">
-  <thead><tr><th>Time</th><th>Key</th><th>Model</th><th>Mode</th><th>Status</th><th class="num">Duration</th><th class="num">Tokens in / out</th><th class="num">Cost</th>${bodies ? html`<th>Body</th>` : ''}</tr></thead>
-  <tbody>${v.recent.rows.map((r) => requestRow(r, bodies))}</tbody></table>`}
+  <thead><tr><th>Time</th>${v.byDaemon ? html`<th>Daemon</th>` : ''}<th>Key</th><th>Model</th><th>Mode</th><th>Status</th><th class="num">Duration</th><th class="num">Tokens in / out</th><th class="num">Cost</th>${bodies ? html`<th>Body</th>` : ''}</tr></thead>
+  <tbody>${v.recent.rows.map((r) => requestRow(r, bodies, v.byDaemon !== undefined))}</tbody></table>`}
   <div class="pager pad">${f.before ? html`<a class="btn ghost sm" href="/dashboard/usage${qs(base)}#recent">Newest</a>` : ''}
   ${v.recent.next ? html`<a class="btn ghost sm" href="/dashboard/usage${qs({ ...base, before: v.recent.next })}#recent">Older →</a>` : ''}</div>
 </section>`;
@@ -211,7 +218,8 @@ export function usagePage(v: UsageView): Html {
       <p><a class="btn" href="/dashboard/keys">Go to Keys</a>${v.range !== '1y' ? html` <a class="btn ghost" href="/dashboard/usage?range=1y">Look at the last year</a>` : ''}</p></section>${foot}`;
   }
   return html`${head}${stats(v.totals)}${charts(v)}
-<div class="grid two">${breakdown('Cost by model', 'by-model', v.byModel, modelLabel)}${breakdown('Cost by key', 'by-key', v.byKey, (g) => html`<span class="nowrap">${g.label}</span>`)}</div>
+<div class="grid two">${breakdown('Cost by model', 'by-model', { column: 'Model', cli: 'model' }, v.byModel, modelLabel)}${breakdown('Cost by key', 'by-key', { column: 'Key', cli: 'key' }, v.byKey, plainLabel)}</div>
+${v.byDaemon ? breakdown('Cost by daemon', 'by-daemon', { column: 'Daemon', cli: 'daemon' }, v.byDaemon, plainLabel) : ''}
 ${latencyTable(v.latency)}
 ${recentTable(v)}
 ${foot}`;

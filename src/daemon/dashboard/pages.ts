@@ -73,11 +73,13 @@ export async function renderPage(deps: PageDeps, name: string, q: URLSearchParam
         status: status === 'ok' || status === 'error' ? status : undefined, before: q.get('before') || undefined,
       };
       const combos = usageCombos(db, r);
+      const byDaemon = groupCombos(combos, 'daemon');
       const recent = recentRequests(db, { since: r.since, keyId: filters.key, provider: filters.provider, model: filters.model, status: filters.status, before: filters.before, limit: 50 });
       body = usagePage({
         range, bucket, filters,
         totals: usageTotals(db, r), series: usageSeries(db, r, bucket),
-        byModel: groupCombos(combos, 'model'), byKey: groupCombos(combos, 'key'), latency: latencyByProvider(db, r),
+        byModel: groupCombos(combos, 'model'), byKey: groupCombos(combos, 'key'),
+        ...(d.ctx.shared || byDaemon.length > 1 ? { byDaemon } : {}), latency: latencyByProvider(db, r),
         recent, bodies: recorder.store.withBodies(recent.rows.map((row) => row.requestId)),
         options: filterOptions(db, r, combos),
         prices: { date: recorder.prices.date, overrides: recorder.prices.overrides },
