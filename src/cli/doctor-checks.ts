@@ -203,17 +203,19 @@ async function checkAddedProviders(dir: string, env: NodeJS.ProcessEnv): Promise
 async function checkRouting(dir: string): Promise<Check> {
   const { readConfig } = await import('../daemon/store/config.js');
   let problems: string[];
+  let ignored: string[];
   let routes: number;
   try {
     const { routing } = readConfig(dir);
-    ({ problems } = routing);
+    ({ problems, ignored } = routing);
     routes = Object.keys(routing.settings.routes).length;
   } catch (e) {
     return { id: 'routing', ok: false, title: 'routing', detail: (e as Error).message, fix: `fix or remove ${join(dir, FILES.config)}` };
   }
-  return problems.length === 0
-    ? { id: 'routing', ok: true, title: 'routing', detail: routes === 0 ? 'defaults, no fallbacks configured' : `${routes} route${routes === 1 ? '' : 's'} with fallbacks (${gatewayCmd('models fallbacks')})` }
-    : { id: 'routing', ok: true, warning: true, title: 'routing', detail: `config.json: ${problems.join('; ')}; the daemon keeps its last good routing`, fix: `fix ${join(dir, FILES.config)}, or set routes with ${gatewayCmd('models alias')} and ${gatewayCmd('models fallback')}` };
+  const fix = `fix ${join(dir, FILES.config)}, or set routes with ${gatewayCmd('models alias')} and ${gatewayCmd('models fallback')}`;
+  if (problems.length > 0) return { id: 'routing', ok: true, warning: true, title: 'routing', detail: `config.json: ${problems.join('; ')}; the daemon keeps its last good routing`, fix };
+  if (ignored.length > 0) return { id: 'routing', ok: true, warning: true, title: 'routing', detail: `config.json: ${ignored.join('; ')}; ignored`, fix };
+  return { id: 'routing', ok: true, title: 'routing', detail: routes === 0 ? 'defaults, no fallbacks configured' : `${routes} route${routes === 1 ? '' : 's'} with fallbacks (${gatewayCmd('models fallbacks')})` };
 }
 
 /** config.json's `cache` section as the daemon reads it: a problem is a warning, as for routing. */

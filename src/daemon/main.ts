@@ -93,6 +93,7 @@ function routeText(ev: RequestFinished | RequestFailed): string {
 function configWarnings(c: Pick<GatewayConfig, 'routing' | 'cache'>): string[] {
   return [
     ...c.routing.problems.map((p) => `warning: config.json routing: ${p}; keeping the last good routing`),
+    ...c.routing.ignored.map((p) => `warning: config.json ${p}; ignored`),
     ...c.cache.problems.map((p) => `warning: config.json ${p}; keeping the last good cache settings`),
   ];
 }

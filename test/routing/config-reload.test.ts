@@ -76,4 +76,14 @@ describe('the daemon keeps the last good routing', () => {
     expect(r.stderr).toContain('The running gateway reloaded.');
     expect(await routing()).toEqual({ retries: 0, routes: { 'gpt-5.4': ['gpt-5.4', 'gemini/gemini-2.5-pro'] } });
   });
+
+  it('a misspelt field is named in the log and by doctor, and the rest of the edit is in force', async () => {
+    handEdit({ routing: { retries: 1, retryy: 4, breaker: { failures: 2, cooldown: 9 } } });
+    await expect.poll(routing, { timeout: 10_000 }).toEqual({ retries: 1, routes: {} });
+    await expect.poll(daemonLog, { timeout: 10_000 }).toContain('warning: config.json routing.retryy is not a setting (known: retries, retryAfterCapSeconds, backoff, providers, breaker, fallbacks); ignored');
+    expect(daemonLog()).toContain('warning: config.json routing.breaker.cooldown is not a setting (known: failures, windowSeconds, cooldownSeconds); ignored');
+    const doctor = await doctorRouting();
+    expect(doctor).toMatchObject({ ok: true, warning: true });
+    expect(doctor.detail).toBe('config.json: routing.retryy is not a setting (known: retries, retryAfterCapSeconds, backoff, providers, breaker, fallbacks); routing.breaker.cooldown is not a setting (known: failures, windowSeconds, cooldownSeconds); ignored');
+  });
 });

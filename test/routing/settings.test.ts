@@ -9,8 +9,8 @@ const parse = (config: { aliases?: unknown; routing?: unknown }) => parseRouting
 
 describe('parseRouting', () => {
   it('an absent section is the defaults, with no problem', () => {
-    expect(parse({})).toEqual({ settings: DEFAULT_ROUTING, problems: [] });
-    expect(parse({ aliases: { fast: 'anthropic/claude-haiku-4-5' }, routing: {} })).toEqual({ settings: DEFAULT_ROUTING, problems: [] });
+    expect(parse({})).toEqual({ settings: DEFAULT_ROUTING, problems: [], ignored: [] });
+    expect(parse({ aliases: { fast: 'anthropic/claude-haiku-4-5' }, routing: {} })).toEqual({ settings: DEFAULT_ROUTING, problems: [], ignored: [] });
   });
 
   it('reads the documented shape: seconds become milliseconds, the provider section is keyed by provider id', () => {
@@ -126,15 +126,19 @@ describe('parseRouting', () => {
     expect(settings.routes['openai/gpt-5.4']).toEqual(['openai/gpt-5.4', 'anthropic/claude-sonnet-4-5']);
   });
 
-  it('a field that is no setting is a problem, in each object of the section (a typo would be a setting silently not in force)', () => {
-    const { problems } = parse({ routing: { retry: 3, backoff: { baseMs: 100, max: 1 }, breaker: { failures: 2, cooldown: 5 }, providers: { openai: { retries: 1, token: 'x' } } } });
-    expect(problems).toEqual([
+  it('a field that is no setting is named, in each object of the section (a typo would be a setting silently not in force), and the rest is used', () => {
+    const { problems, ignored, settings } = parse({ routing: { retry: 3, backoff: { baseMs: 100, max: 1 }, breaker: { failures: 2, cooldown: 5 }, providers: { openai: { retries: 1, token: 'x' } } } });
+    expect(problems).toEqual([]);
+    expect(settings.backoff.baseMs).toBe(100);
+    expect(settings.breaker.failures).toBe(2);
+    expect(settings.providers.openai).toEqual({ retries: 1 });
+    expect(ignored).toEqual([
       'routing.retry is not a setting (known: retries, retryAfterCapSeconds, backoff, providers, breaker, fallbacks)',
       'routing.backoff.max is not a setting (known: baseMs, maxMs)',
       'routing.providers.openai.token is not a setting (known: retries, keyOrder)',
       'routing.breaker.cooldown is not a setting (known: failures, windowSeconds, cooldownSeconds)',
     ]);
-    expect(parse({ routing: { retries: 1, retryAfterCapSeconds: 5, backoff: { baseMs: 1, maxMs: 2 }, breaker: { failures: 1, windowSeconds: 1, cooldownSeconds: 1 }, providers: { openai: { retries: 0, keyOrder: 'priority' } }, fallbacks: {} } }).problems).toEqual([]);
+    expect(parse({ routing: { retries: 1, retryAfterCapSeconds: 5, backoff: { baseMs: 1, maxMs: 2 }, breaker: { failures: 1, windowSeconds: 1, cooldownSeconds: 1 }, providers: { openai: { retries: 0, keyOrder: 'priority' } }, fallbacks: {} } }).ignored).toEqual([]);
   });
 
   it('every problem is listed, not only the first', () => {

@@ -92,17 +92,18 @@ describe('the price table', () => {
     expect(problems.join('\n')).toMatch(/openai\/bad: needs numeric "input"/);
   });
 
-  it('refuses an entry with a field that is no price (a misspelt rate would price its tokens at another one)', () => {
+  it('says which fields of an entry are no price (a misspelt rate would price its tokens at another one), and uses the rest', () => {
     const { table: t, problems } = buildPriceTable(shipped, {
       'openai/gpt-typo': { input: 2, output: 8, cachedinput: 0.2 },
       'openai/gpt-tiers': { input: 2, output: 8, longContext: { above: 200_000, input: 4, output: 16, cachedInput: 0.4, outputs: 1 } },
       'openai/gpt-ok': { input: 2, output: 8, cachedInput: 0.2, longContext: { above: 200_000, input: 4, output: 16 } },
     });
     expect(problems).toEqual([
-      expect.stringMatching(/openai\/gpt-typo: "cachedinput" is not a price field \(known: input, output, cachedInput, cacheWrite, cacheWrite1h, longContext, peak\)/),
-      expect.stringMatching(/openai\/gpt-tiers: "longContext\.outputs" is not a price field/),
+      'config usage.prices: openai/gpt-typo: "cachedinput" is not a price field (known: input, output, cachedInput, cacheWrite, cacheWrite1h, longContext, peak): ignored',
+      'config usage.prices: openai/gpt-tiers: "longContext.outputs" is not a price field (known: input, output, cachedInput, cacheWrite, cacheWrite1h, longContext, peak): ignored',
     ]);
-    expect(findPrice(t, 'openai', 'gpt-typo')).toBeUndefined();
+    expect(findPrice(t, 'openai', 'gpt-typo')?.price).toEqual({ input: 2, output: 8 });
+    expect(findPrice(t, 'openai', 'gpt-tiers')?.price.longContext).toEqual({ above: 200_000, input: 4, output: 16, cachedInput: 0.4 });
     expect(findPrice(t, 'openai', 'gpt-ok')?.price.cachedInput).toBe(0.2);
   });
 });

@@ -36,16 +36,20 @@ export const DEFAULT_ROUTING: RoutingSettings = {
 /** What parseRouting reads: config.json's `aliases` and `routing`, as written. */
 export interface RoutingSource { readonly aliases?: unknown; readonly routing?: unknown }
 
-export interface ParsedRouting { readonly settings: RoutingSettings; readonly problems: string[] }
+/**
+ * `problems`: what keeps the settings from being used (the daemon keeps its last good ones);
+ * `ignored`: fields that are no setting, left out of settings used all the same (each said in
+ * the log and by doctor: a typo is otherwise a setting silently not in force).
+ */
+export interface ParsedRouting { readonly settings: RoutingSettings; readonly problems: string[]; readonly ignored: string[] }
 
 const KEY_ORDERS: readonly KeyOrder[] = ['round-robin', 'priority'];
-// The fields of each object in the section. Any other is a problem, as in `cache`: a typo
-// (`retry`) would otherwise be a setting silently not in force, and in team mode the section is
-// published to every daemon as written.
+// The fields of each object in the section; any other is ignored, and said to be.
 const ROUTING_FIELDS = ['retries', 'retryAfterCapSeconds', 'backoff', 'providers', 'breaker', 'fallbacks'];
 const BACKOFF_FIELDS = ['baseMs', 'maxMs'];
 const BREAKER_FIELDS = ['failures', 'windowSeconds', 'cooldownSeconds'];
-const PROVIDER_FIELDS = ['retries', 'keyOrder'];
+/** The settings of one `routing.providers` entry (team mode refuses any other field: see shared-config.ts docProblems). */
+export const PROVIDER_ROUTING_FIELDS: readonly string[] = ['retries', 'keyOrder'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -98,17 +102,16 @@ function duration(field: string, v: unknown, fallback: number, scale: number, pr
   return fallback;
 }
 
-/** An object of the section (`{}` when absent); `fields`, when given, are the only ones it may have. */
-function section(field: string, v: unknown, problems: string[], fields?: readonly string[]): Record<string, unknown> {
+function section(field: string, v: unknown, problems: string[]): Record<string, unknown> {
   if (v === undefined) return {};
-  if (!isObject(v)) {
-    problems.push(`${field} must be an object`);
-    return {};
-  }
-  for (const k of fields ? Object.keys(v) : []) {
-    if (!fields!.includes(k)) problems.push(`${field}.${k} is not a setting (known: ${fields!.join(', ')})`);
-  }
-  return v;
+  if (isObject(v)) return v;
+  problems.push(`${field} must be an object`);
+  return {};
+}
+
+/** Each field of `o` (the object at `field`) that is not one of `fields`, said in `ignored`. */
+function otherFields(field: string, o: Record<string, unknown>, fields: readonly string[], ignored: string[]): void {
+  for (const k of Object.keys(o)) if (!fields.includes(k)) ignored.push(`${field}.${k} is not a setting (known: ${fields.join(', ')})`);
 }
 
 /**
@@ -149,6 +152,7 @@ function canonical(name: string, aliases: Record<string, string>): string | unde
  */
 export function parseRouting(config: RoutingSource, providers: readonly string[] = providerNames()): ParsedRouting {
   const problems: string[] = [];
+  const ignored: string[] = [];
   const known = providers.map((p) => p.toLowerCase());
 
   // Aliases: a string is one target (as before routing existed), a list is a route.
@@ -163,11 +167,13 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
   }
   const firstTargets = Object.fromEntries([...aliasLists].map(([n, l]) => [n, l[0]!]));
 
-  const r = section('routing', config.routing, problems, ROUTING_FIELDS);
+  const r = section('routing', config.routing, problems);
+  otherFields('routing', r, ROUTING_FIELDS, ignored);
   const d = DEFAULT_ROUTING;
   const retries = count('routing.retries', r.retries, d.retries, 0, problems);
   const retryAfterCapMs = duration('routing.retryAfterCapSeconds', r.retryAfterCapSeconds, d.retryAfterCapMs, 1000, problems);
-  const b = section('routing.backoff', r.backoff, problems, BACKOFF_FIELDS);
+  const b = section('routing.backoff', r.backoff, problems);
+  otherFields('routing.backoff', b, BACKOFF_FIELDS, ignored);
   const backoff = {
     baseMs: duration('routing.backoff.baseMs', b.baseMs, d.backoff.baseMs, 1, problems),
     maxMs: duration('routing.backoff.maxMs', b.maxMs, d.backoff.maxMs, 1, problems),
@@ -178,7 +184,8 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
   for (const [id, v] of Object.entries(section('routing.providers', r.providers, problems))) {
     const field = `routing.providers.${id}`;
     if (!known.includes(id.toLowerCase())) { problems.push(`${field}: unknown provider "${id}" (known: ${known.join(', ')})`); continue; }
-    const o = section(field, v, problems, PROVIDER_FIELDS);
+    const o = section(field, v, problems);
+    otherFields(field, o, PROVIDER_ROUTING_FIELDS, ignored);
     const entry: { retries?: number; keyOrder?: KeyOrder } = {};
     if (o.retries !== undefined) entry.retries = count(`${field}.retries`, o.retries, d.retries, 0, problems);
     if (o.keyOrder !== undefined) {
@@ -189,7 +196,8 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
     perProvider[splitProviderPrefix(`${id}/-`)?.provider.id ?? id.toLowerCase()] = entry;
   }
 
-  const k = section('routing.breaker', r.breaker, problems, BREAKER_FIELDS);
+  const k = section('routing.breaker', r.breaker, problems);
+  otherFields('routing.breaker', k, BREAKER_FIELDS, ignored);
   const breaker = {
     failures: count('routing.breaker.failures', k.failures, d.breaker.failures, 1, problems),
     windowMs: duration('routing.breaker.windowSeconds', k.windowSeconds, d.breaker.windowMs, 1000, problems),
@@ -232,5 +240,6 @@ export function parseRouting(config: RoutingSource, providers: readonly string[]
   return {
     settings: { retries, retryAfterCapMs, backoff, providers: perProvider, breaker, routes },
     problems,
+    ignored,
   };
 }

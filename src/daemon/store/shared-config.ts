@@ -14,6 +14,7 @@
 import { parseKeyPoolIndex } from './key-pools.js';
 import { parseConfig } from './config.js';
 import { parseModelPrice } from '../observe/usage/prices.js';
+import { PROVIDER_ROUTING_FIELDS } from '../routing/settings.js';
 import { unknownProviderFields } from '../../providers/configured.js';
 
 export const SHARED_SECTIONS = ['aliases', 'routing', 'providers', 'cache', 'prices', 'keyPools'] as const;
@@ -138,9 +139,12 @@ export function docProblems(doc: SharedDoc): string[] {
   problems.push(...c.problems, ...c.routing.problems, ...c.cache.problems);
   // A field that is no setting would be published as written, to every daemon and the database's
   // dumps: a provider's key typed into its entry by hand (`apiKey`) most of all. The laptop's
-  // provider parser passes over such a field; the team's document refuses it. (The routing, cache
-  // and price parsers refuse one everywhere.)
-  const unknown = Object.entries(isObject(doc.providers) ? doc.providers : {}).flatMap(([name, v]) => unknownProviderFields(name, v));
+  // parsers pass over such a field (saying so); the team's document refuses it where a key would go.
+  const unknown = [
+    ...Object.entries(isObject(doc.providers) ? doc.providers : {}).flatMap(([name, v]) => unknownProviderFields(name, v)),
+    ...Object.entries(isObject(doc.routing) && isObject(doc.routing.providers) ? doc.routing.providers : {})
+      .flatMap(([id, v]) => (isObject(v) ? Object.keys(v).filter((k) => !PROVIDER_ROUTING_FIELDS.includes(k)).map((k) => `routing.providers.${id}.${k}`) : [])),
+  ];
   for (const path of unknown) problems.push(`${path} is not a setting (a provider's key is never shared: each daemon keeps its own, gateway providers set)`);
   for (const [model, v] of Object.entries(isObject(doc.prices) ? doc.prices : {})) {
     const p = parseModelPrice(v);

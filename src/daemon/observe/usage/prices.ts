@@ -74,13 +74,21 @@ function parseTier(v: unknown): TierPrice | undefined {
   return tier;
 }
 
-/** One entry, or a message saying what is wrong with it. */
-export function parseModelPrice(v: unknown): ModelPrice | string {
-  // A misspelt rate (`cachedinput`) would otherwise price its tokens silently at another rate.
+/**
+ * What an entry has that is no price field, said in a sentence; undefined when nothing. The entry
+ * is still used (a note beside a price harms nothing), but a misspelt rate (`cachedinput`) would
+ * otherwise price its tokens at another rate without a word.
+ */
+export function unknownPriceFields(v: unknown): string | undefined {
   const unknown = [...otherFields(v, [...TIER_FIELDS, 'longContext', 'peak']),
     ...otherFields(isObj(v) ? v.longContext : undefined, [...TIER_FIELDS, 'above']).map((k) => `longContext.${k}`),
     ...otherFields(isObj(v) ? v.peak : undefined, [...TIER_FIELDS, 'utcHours']).map((k) => `peak.${k}`)];
-  if (unknown.length > 0) return `${unknown.map((k) => `"${k}"`).join(', ')} ${unknown.length === 1 ? 'is not a price field' : 'are not price fields'} (known: ${[...TIER_FIELDS, 'longContext', 'peak'].join(', ')})`;
+  if (unknown.length === 0) return undefined;
+  return `${unknown.map((k) => `"${k}"`).join(', ')} ${unknown.length === 1 ? 'is not a price field' : 'are not price fields'} (known: ${[...TIER_FIELDS, 'longContext', 'peak'].join(', ')}): ignored`;
+}
+
+/** One entry, or a message saying what is wrong with it. */
+export function parseModelPrice(v: unknown): ModelPrice | string {
   const base = parseTier(v);
   if (!base) return 'needs numeric "input" and "output" (USD per million tokens, >= 0), and numeric "cachedInput"/"cacheWrite"/"cacheWrite1h" if given';
   const { longContext: lc, peak } = v as Obj;
@@ -154,6 +162,8 @@ export function buildPriceTable(shipped: unknown, overrides: Record<string, unkn
     if (!validKey(k)) problems.push(`config usage.prices: "${rawKey}" must be <provider>/<model> (${providerIds().join(', ')})`);
     else if (typeof p === 'string') problems.push(`config usage.prices: ${rawKey}: ${p}`);
     else { models.set(k, p); applied++; }
+    const unknown = validKey(k) ? unknownPriceFields(v) : undefined;
+    if (unknown) problems.push(`config usage.prices: ${rawKey}: ${unknown}`);
   }
   return {
     table: {
