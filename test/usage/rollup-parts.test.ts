@@ -106,3 +106,24 @@ describe('store migrate run again', () => {
     expect(team.byDaemon).toEqual([['lap:8080', 1], ['team-2', 1]]);
   }, 60_000);
 });
+
+describe('a daemon of the parts\' own name', () => {
+  it('moves its cursor past them, so its later pulls do not read them again', async () => {
+    const url = await postgres.database('own_parts');
+    const home = await laptopWith([row('r60', now - 60 * DAY, 'lap:8080'), row('r61', now - 61 * DAY, 'lap:8080')], now - 30 * DAY);
+    const copied = (await migrate(url, home)).usage.rollups.copied;
+    expect(copied).toBeGreaterThan(0);
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: 'lap:8080', log: () => {} });
+    const store = await UsageStore.open(join(home, 'usage.db'));
+    const team = new TeamHistory({ store, shared, daemon: 'lap:8080', log: () => {}, retentionDays: () => 30, backstopMs: 3_600_000 });
+    try {
+      await team.pull();
+      expect(usageTotals(store.db, range).requests).toBe(2); // its own, not added again
+      // Each pull reads usage_rollups after the cursor: every part the store holds is behind it.
+      const { rows: [r] } = await shared.query<{ id: string; top: number }>('SELECT (SELECT id FROM usage_store) AS id, max(seq)::float8 AS top FROM usage_rollups');
+      expect(store.pulledUpTo(`${r!.id}/rollups`)).toBe(r!.top);
+    } finally {
+      await team.close(); store.close(); await shared.close();
+    }
+  }, 60_000);
+});

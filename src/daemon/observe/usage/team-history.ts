@@ -225,17 +225,23 @@ export class TeamHistory {
     const cursor = `${storeId}/rollups`;
     for (;;) {
       if (this.stopped) return;
-      const { rows } = await this.o.shared.query<{ seq: number; kind: RollupTable; row: Record<string, unknown> }>(
-        'SELECT seq::float8 AS seq, kind, row FROM usage_rollups WHERE seq > $1 AND daemon IS DISTINCT FROM $2 ORDER BY seq LIMIT $3',
-        [this.o.store.pulledUpTo(cursor), this.o.daemon ?? null, this.batch], QUIET_MS);
-      if (this.stopped || rows.length === 0) return;
+      // As in pullAll: the cursor moves past this daemon's own parts too (`last`), or every pull
+      // of the laptop that joined under its name would read all of them again, to skip them.
+      const { rows } = await this.o.shared.query<{ last: number | null; n: number; kind: RollupTable | null; row: Record<string, unknown> | null }>(
+        `WITH page AS (SELECT seq, daemon, kind, row FROM usage_rollups WHERE seq > $1 ORDER BY seq LIMIT $2)
+         SELECT m.last, m.n, page.kind, page.row FROM (SELECT max(seq)::float8 AS last, count(*)::int AS n FROM page) m
+           LEFT JOIN page ON page.daemon IS DISTINCT FROM $3 ORDER BY page.seq`,
+        [this.o.store.pulledUpTo(cursor), this.batch, this.o.daemon ?? null], QUIET_MS);
+      const last = rows[0]?.last ?? null;
+      if (this.stopped || last === null) return;
       try {
-        this.o.store.addRollups(rows.map((r) => ({ table: r.kind, row: r.row })), { store: cursor, seq: rows[rows.length - 1]!.seq });
+        const parts = rows.filter((r) => r.kind !== null).map((r) => ({ table: r.kind!, row: r.row! }));
+        this.o.store.addRollups(parts, { store: cursor, seq: last });
       } catch (e) {
         this.report(`usage: could not add the team's rollups to ${this.o.store.path}: ${(e as Error).message}; will retry`);
         return;
       }
-      if (rows.length < this.batch) return;
+      if (rows[0]!.n < this.batch) return;
       await turn();
     }
   }
