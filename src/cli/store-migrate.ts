@@ -27,7 +27,7 @@ import { daemonIdOf, type SharedStore } from '../daemon/store/shared-store.js';
 import { parseResponsesSettings, RESPONSES_DB_FILE, retentionStart, type Row as ResponseRow } from '../daemon/store/responses.js';
 import { migrate as migrateUsage } from '../daemon/observe/usage/schema.js';
 import { DAY_MS, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type RollupTable, type UsageRow } from '../daemon/observe/usage/store.js';
-import { PULL_COLUMNS, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
+import { PULL_COLUMNS, ROLLUPS_NOTICE, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
 import { requestsAfter } from '../daemon/observe/usage/queries.js';
 import { LEDGER_DAYS } from '../daemon/limits/sqlite-store.js';
 
@@ -264,7 +264,7 @@ async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon:
         SELECT nextval('usage_rollups_seq'), $1, kind, part, row::json FROM unnest($2::text[], $3::text[], $4::text[]) AS p(kind, part, row)
         ON CONFLICT (daemon, kind, part) DO NOTHING`,
       [daemon, batch.map((p) => p.table), batch.map((p) => JSON.stringify(ROLLUP_KEYS[p.table].map((k) => p.row[k]))), batch.map((p) => JSON.stringify(p.row))]);
-      if ((rowCount ?? 0) > 0) await client.query(`SELECT pg_notify('${USAGE_CHANNEL}', '')`);
+      if ((rowCount ?? 0) > 0) await client.query('SELECT pg_notify($1, $2)', [USAGE_CHANNEL, ROLLUPS_NOTICE]);
       return rowCount ?? 0;
     });
     out.copied += n;

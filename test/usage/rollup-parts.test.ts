@@ -12,6 +12,7 @@ import { TeamHistory } from '../../src/daemon/observe/usage/team-history.js';
 import { SharedStore } from '../../src/daemon/store/shared-store.js';
 import { parseStoreUrl } from '../../src/daemon/store/store-url.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/wait.js';
 
 const DAY = 86_400_000;
 const now = Date.now();
@@ -122,6 +123,36 @@ describe('a daemon of the parts\' own name', () => {
       // Each pull reads usage_rollups after the cursor: every part the store holds is behind it.
       const { rows: [r] } = await shared.query<{ id: string; top: number }>('SELECT (SELECT id FROM usage_store) AS id, max(seq)::float8 AS top FROM usage_rollups');
       expect(store.pulledUpTo(`${r!.id}/rollups`)).toBe(r!.top);
+    } finally {
+      await team.close(); store.close(); await shared.close();
+    }
+  }, 60_000);
+});
+
+describe('when a daemon reads usage_rollups', () => {
+  it('not for the rows another daemon pushed (a query more per push of any daemon), but on store migrate\'s notice', async () => {
+    const url = await postgres.database('rows_only');
+    const lines: string[] = [];
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: 'team-1', log: () => {} });
+    const store = await UsageStore.open(join(dir, 'team-1.db'));
+    // The backstop out of the way: what is read below is read for a notification.
+    const team = new TeamHistory({ store, shared, daemon: 'team-1', log: (l) => lines.push(l), retentionDays: () => 30, backstopMs: 3_600_000 }).start();
+    try {
+      await team.pull(); // the first pull (the start's) reads the parts too
+      // Were usage_rollups read for another daemon's rows, that pull would fail and say so.
+      await shared.query('ALTER TABLE usage_rollups RENAME TO usage_rollups_away');
+      try {
+        await shared.query('SELECT usage_push($1::json)', [JSON.stringify([row('t1', now - DAY, 'team-2')])]);
+        await until('the pushed row is read', async () => (usageTotals(store.db, range).requests === 1 ? true : undefined), 10_000, 20);
+        await team.pull();
+        expect(lines).toEqual([]);
+      } finally {
+        await shared.query('ALTER TABLE usage_rollups_away RENAME TO usage_rollups');
+      }
+      // store migrate's parts: read as they commit.
+      await migrate(url, await laptopWith([row('r60', now - 60 * DAY, 'lap:8080')], now - 30 * DAY));
+      await until('the laptop\'s older history is read', async () => (usageTotals(store.db, range).requests === 2 ? true : undefined), 10_000, 20);
+      expect(usageGroups(store.db, range, 'daemon').map((g) => [g.group, g.requests])).toEqual([['lap:8080', 1], ['team-2', 1]]);
     } finally {
       await team.close(); store.close(); await shared.close();
     }
