@@ -26,8 +26,8 @@ import { openDatabase, type Database } from '../daemon/store/sqlite.js';
 import { daemonIdOf, type SharedStore } from '../daemon/store/shared-store.js';
 import { parseResponsesSettings, RESPONSES_DB_FILE, retentionStart, type Row as ResponseRow } from '../daemon/store/responses.js';
 import { migrate as migrateUsage } from '../daemon/observe/usage/schema.js';
-import { DAY_MS, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type UsageRow } from '../daemon/observe/usage/store.js';
-import { PULL_COLUMNS, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
+import { DAY_MS, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type RollupTable, type UsageRow } from '../daemon/observe/usage/store.js';
+import { PULL_COLUMNS, ROLLUPS_NOTICE, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
 import { requestsAfter } from '../daemon/observe/usage/queries.js';
 import { LEDGER_DAYS } from '../daemon/limits/sqlite-store.js';
 
@@ -96,11 +96,13 @@ async function openSnapshot(dir: string, file: string, into: string, setup?: (db
 
 /**
  * The name this machine's daemon goes by in a team: GATEWAY_DAEMON_ID when set, else the one its
- * newest row recorded, else `<hostname>:<port>` as a daemon started here would call itself.
+ * newest row recorded (or, its rows all past the retention, its newest daily rollup), else
+ * `<hostname>:<port>` as a daemon started here would call itself.
  */
 function laptopDaemonId(db: Database | undefined, env: NodeJS.ProcessEnv): string {
   if (env.GATEWAY_DAEMON_ID?.trim()) return daemonIdOf(env, 0);
-  const recorded = db?.prepare('SELECT daemon FROM requests WHERE daemon IS NOT NULL AND daemon <> \'\' ORDER BY id DESC LIMIT 1').get() as { daemon: string } | undefined;
+  const recorded = (db?.prepare('SELECT daemon FROM requests WHERE daemon IS NOT NULL AND daemon <> \'\' ORDER BY id DESC LIMIT 1').get()
+    ?? db?.prepare('SELECT daemon FROM daily WHERE daemon <> \'\' ORDER BY day DESC LIMIT 1').get()) as { daemon: string } | undefined;
   return recorded?.daemon ?? daemonIdOf(env, configuredPort(env));
 }
 
@@ -216,13 +218,16 @@ async function copyUsage(pool: pg.Pool, db: Database, daemon: string): Promise<C
 
 /**
  * The history `db` keeps only as rollups, as parts of them in usage_rollups: each rollup row less
- * what the request rows the team has of this machine make of it (its rows here, and those of
- * `daemon` in the store: a row pruned here since an earlier copy is there), gathered in a scratch
- * usage.db at `scratch`. Under usage_push's lock, so the parts are numbered in commit order, and
- * each part once: a second copy adds nothing.
+ * what the team has of it already, gathered in a scratch usage.db at `scratch`: the request rows
+ * here, and the store's rows and parts of every name this history carries (a row pruned here
+ * since an earlier copy is there; an earlier copy may have named this machine otherwise, before
+ * GATEWAY_DAEMON_ID was set or its port changed). Under usage_push's lock, so the parts are
+ * numbered in commit order, and each part once: a second copy adds nothing.
  */
 async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon: string): Promise<Copied> {
   const out: Copied = { copied: 0, already: 0 };
+  const names = [...new Set([daemon, ...(db.prepare(`SELECT daemon FROM requests WHERE daemon <> ''
+    UNION SELECT daemon FROM hourly WHERE daemon <> '' UNION SELECT daemon FROM daily WHERE daemon <> ''`).all() as Array<{ daemon: string }>).map((r) => r.daemon)])];
   const rows = await UsageStore.open(scratch);
   try {
     for (let after = 0; ;) {
@@ -233,10 +238,18 @@ async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon:
     }
     for (let after = 0; ;) {
       const { rows: page } = await pool.query<UsageRow & { seq: number }>(
-        `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE daemon = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [daemon, after, BATCH]);
+        `SELECT ${PULL_COLUMNS} FROM usage_requests WHERE daemon = ANY($1::text[]) AND seq > $2 ORDER BY seq LIMIT $3`, [names, after, BATCH]);
       if (page.length === 0) break;
       after = page[page.length - 1]!.seq;
       rows.insertMissing(page);
+    }
+    for (let after = 0; ;) {
+      const { rows: page } = await pool.query<{ seq: number; kind: RollupTable; row: Record<string, unknown> }>(
+        'SELECT seq::float8 AS seq, kind, row FROM usage_rollups WHERE daemon = ANY($1::text[]) AND seq > $2 ORDER BY seq LIMIT $3', [names, after, BATCH]);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.seq;
+      rows.addRollups(page.map((p) => ({ table: p.kind, row: p.row })), { store: 'parts', seq: after });
+      out.already += page.length;
     }
   } finally {
     rows.close();
@@ -251,7 +264,7 @@ async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon:
         SELECT nextval('usage_rollups_seq'), $1, kind, part, row::json FROM unnest($2::text[], $3::text[], $4::text[]) AS p(kind, part, row)
         ON CONFLICT (daemon, kind, part) DO NOTHING`,
       [daemon, batch.map((p) => p.table), batch.map((p) => JSON.stringify(ROLLUP_KEYS[p.table].map((k) => p.row[k]))), batch.map((p) => JSON.stringify(p.row))]);
-      if ((rowCount ?? 0) > 0) await client.query(`SELECT pg_notify('${USAGE_CHANNEL}', '')`);
+      if ((rowCount ?? 0) > 0) await client.query('SELECT pg_notify($1, $2)', [USAGE_CHANNEL, ROLLUPS_NOTICE]);
       return rowCount ?? 0;
     });
     out.copied += n;

@@ -21,6 +21,8 @@ import { ROW_COLUMNS, type RollupTable, type UsageRow, type UsageStore } from '.
 
 /** Notified when rows (or rollup parts) commit. */
 export const USAGE_CHANNEL = 'usage_rows';
+/** The payload of USAGE_CHANNEL when rollup parts committed (store migrate): rows come with ''. */
+export const ROLLUPS_NOTICE = 'rollups';
 /** The advisory lock usage_push takes (pg-schema.ts, "usag"): whatever is numbered under it is numbered in commit order. */
 export const USAGE_LOCK = 1970495847;
 /** A prune deletes up to an hour's worth of rows: it may take longer than a read, but never hangs on a silent store. */
@@ -95,6 +97,12 @@ export class TeamHistory {
   private pulled = 0;
   private lastError = '';
   private readonly batch: number;
+  /**
+   * The store may hold rollup parts not read yet: at the start, after the store or the listening
+   * connection came back, on the backstop and on store migrate's notice; not on every push of
+   * rows, which would cost every daemon a query more per push of any daemon.
+   */
+  private rollupsDue = true;
 
   constructor(private readonly o: TeamHistoryOptions) {
     this.batch = o.batchRows ?? 1000;
@@ -103,12 +111,12 @@ export class TeamHistory {
   start(): this {
     const { shared } = this.o;
     this.unsubscribe.push(
-      shared.on(USAGE_CHANNEL, () => { void this.pull(); }),
+      shared.on(USAGE_CHANNEL, (payload) => { if (payload === ROLLUPS_NOTICE) this.rollupsDue = true; void this.pull(); }),
       // Notifications sent while the listening connection was down are lost: read what is new.
-      shared.onReconnect(() => { void this.pull(); }),
-      shared.onHealth((h) => { if (h.connected) { void this.push(); void this.pull(); } }),
+      shared.onReconnect(() => { this.rollupsDue = true; void this.pull(); }),
+      shared.onHealth((h) => { if (h.connected) { this.rollupsDue = true; void this.push(); void this.pull(); } }),
     );
-    const backstop = setInterval(() => { void this.push(); void this.pull(); }, this.o.backstopMs ?? 5_000);
+    const backstop = setInterval(() => { this.rollupsDue = true; void this.push(); void this.pull(); }, this.o.backstopMs ?? 5_000);
     const prune = setInterval(() => { void this.prune(); }, this.o.pruneIntervalMs ?? 3_600_000);
     for (const t of [backstop, prune]) { t.unref(); this.timers.push(t); }
     void this.push();
@@ -211,7 +219,11 @@ export class TeamHistory {
         if (rows[0]!.n < this.batch) break;
         await turn();
       }
-      await this.pullRollups(this.storeId);
+      if (this.rollupsDue) {
+        this.rollupsDue = false;
+        let done = false;
+        try { done = await this.pullRollups(this.storeId); } finally { if (!done) this.rollupsDue = true; }
+      }
     } catch (e) {
       this.failed('read the team\'s usage from', e);
     }
@@ -220,22 +232,30 @@ export class TeamHistory {
   /**
    * The history other daemons kept only as rollups (a laptop's, copied by `store migrate`), added
    * to this usage.db's rollups with its own cursor. Those of this daemon's name are its own already.
+   * True when all are read.
    */
-  private async pullRollups(storeId: string): Promise<void> {
+  private async pullRollups(storeId: string): Promise<boolean> {
     const cursor = `${storeId}/rollups`;
     for (;;) {
-      if (this.stopped) return;
-      const { rows } = await this.o.shared.query<{ seq: number; kind: RollupTable; row: Record<string, unknown> }>(
-        'SELECT seq::float8 AS seq, kind, row FROM usage_rollups WHERE seq > $1 AND daemon IS DISTINCT FROM $2 ORDER BY seq LIMIT $3',
-        [this.o.store.pulledUpTo(cursor), this.o.daemon ?? null, this.batch], QUIET_MS);
-      if (this.stopped || rows.length === 0) return;
+      if (this.stopped) return false;
+      // As in pullAll: the cursor moves past this daemon's own parts too (`last`), or every pull
+      // of the laptop that joined under its name would read all of them again, to skip them.
+      const { rows } = await this.o.shared.query<{ last: number | null; n: number; kind: RollupTable | null; row: Record<string, unknown> | null }>(
+        `WITH page AS (SELECT seq, daemon, kind, row FROM usage_rollups WHERE seq > $1 ORDER BY seq LIMIT $2)
+         SELECT m.last, m.n, page.kind, page.row FROM (SELECT max(seq)::float8 AS last, count(*)::int AS n FROM page) m
+           LEFT JOIN page ON page.daemon IS DISTINCT FROM $3 ORDER BY page.seq`,
+        [this.o.store.pulledUpTo(cursor), this.batch, this.o.daemon ?? null], QUIET_MS);
+      const last = rows[0]?.last ?? null;
+      if (this.stopped) return false;
+      if (last === null) return true;
       try {
-        this.o.store.addRollups(rows.map((r) => ({ table: r.kind, row: r.row })), { store: cursor, seq: rows[rows.length - 1]!.seq });
+        const parts = rows.filter((r) => r.kind !== null).map((r) => ({ table: r.kind!, row: r.row! }));
+        this.o.store.addRollups(parts, { store: cursor, seq: last });
       } catch (e) {
         this.report(`usage: could not add the team's rollups to ${this.o.store.path}: ${(e as Error).message}; will retry`);
-        return;
+        return false;
       }
-      if (rows.length < this.batch) return;
+      if (rows[0]!.n < this.batch) return true;
       await turn();
     }
   }
