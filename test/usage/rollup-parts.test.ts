@@ -129,6 +129,30 @@ describe('a daemon of the parts\' own name', () => {
   }, 60_000);
 });
 
+describe('the laptop joining the team under another name', () => {
+  it('knows the parts of the names its history carried as its own, at its first pull and at later ones', async () => {
+    const url = await postgres.database('renamed_laptop');
+    const home = await laptopWith([row('r60', now - 60 * DAY, 'lap:8080'), row('r61', now - 61 * DAY, 'lap:8080'), row('r1', now - DAY, 'lap:8080')], now - 30 * DAY);
+    expect((await migrate(url, home)).usage.rollups.copied).toBeGreaterThan(0);
+    // GATEWAY_DAEMON_ID set only now: the laptop runs on the store as "alice".
+    const first = await daemonPull(url, 'alice', join(home, 'usage.db'));
+    expect(first.requests).toBe(3);
+    expect(first.byDaemon).toEqual([['lap:8080', 3]]);
+    // Another laptop's history arrives later: it is added, and the first laptop's is still its own.
+    const bob = join(dir, 'bob');
+    mkdirSync(bob);
+    const bobStore = await UsageStore.open(join(bob, 'usage.db'));
+    bobStore.insert([row('o50', now - 50 * DAY, 'bob:8080'), row('o2', now - 2 * DAY, 'bob:8080')]);
+    bobStore.prune(now - 30 * DAY, now - 400 * DAY);
+    bobStore.close();
+    await migrate(url, bob);
+    const again = await daemonPull(url, 'alice', join(home, 'usage.db'));
+    expect(again.byDaemon).toEqual([['lap:8080', 3], ['bob:8080', 2]]);
+    // A fresh daemon takes the whole team's history, each part once.
+    expect((await daemonPull(url, 'team-1', join(dir, 'team-1.db'))).byDaemon).toEqual([['lap:8080', 3], ['bob:8080', 2]]);
+  }, 60_000);
+});
+
 describe('when a daemon reads usage_rollups', () => {
   it('not for the rows another daemon pushed (a query more per push of any daemon), but on store migrate\'s notice', async () => {
     const url = await postgres.database('rows_only');

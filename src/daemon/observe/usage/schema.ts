@@ -240,6 +240,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 10,
+    description: 'team mode: the names this usage.db\'s own history carried when it first joined each shared store',
+    up(db) {
+      // A laptop's history copied by `store migrate` comes back to it from the store under the
+      // names it was copied with: those parts are this file's already (team-history.ts).
+      db.exec('CREATE TABLE usage_own_names (store TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (store, name)) WITHOUT ROWID');
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

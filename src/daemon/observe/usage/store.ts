@@ -409,6 +409,26 @@ export class UsageStore {
     });
   }
 
+  /**
+   * The names under which this usage.db's own history is in shared store `store`: those its rows
+   * and rollups carried when it first read from that store (before any other daemon's were added:
+   * a laptop's history as `store migrate` named it), and `daemon`, the name it runs under now.
+   * Recorded at that first read and kept, so a daemon renamed later still knows them.
+   */
+  ownNames(store: string, daemon: string | undefined): string[] {
+    transaction(this.db, () => {
+      const add = this.statements.get('INSERT OR IGNORE INTO usage_own_names (store, name) VALUES (?, ?)');
+      const known = this.statements.get('SELECT 1 FROM usage_own_names WHERE store = ?').get(store) !== undefined;
+      if (!known && this.pulledUpTo(store) === 0) {
+        const names = this.db.prepare(`SELECT daemon FROM requests WHERE daemon IS NOT NULL AND daemon <> ''
+          UNION SELECT daemon FROM hourly WHERE daemon <> '' UNION SELECT daemon FROM daily WHERE daemon <> ''`).all() as Array<{ daemon: string }>;
+        for (const { daemon: name } of names) add.run(store, name);
+      }
+      if (daemon) add.run(store, daemon);
+    });
+    return (this.statements.get('SELECT name FROM usage_own_names WHERE store = ?').all(store) as Array<{ name: string }>).map((r) => r.name);
+  }
+
   /** The shared store's usage rows read so far (its sequence number), 0 for none. */
   pulledUpTo(store: string): number {
     const r = this.statements.get('SELECT seq FROM usage_pulled WHERE store = ?').get(store) as { seq: number } | undefined;

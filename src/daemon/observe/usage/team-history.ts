@@ -88,6 +88,8 @@ export class TeamHistory {
   private gathering: NodeJS.Timeout | undefined;
   /** The shared store's last row when this daemon first read it: its own rows up to there are read too. */
   private ownUpTo = 0;
+  /** The names this usage.db's own history has in the store (UsageStore.ownNames): its rollup parts are here already. */
+  private ownNames: string[] = [];
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: Array<() => void> = [];
   /** No new pushes or pulls; `stopped`: the usage.db may be closed, nothing touches it any more. */
@@ -192,6 +194,7 @@ export class TeamHistory {
           'SELECT id, (SELECT coalesce(max(seq), 0) FROM usage_requests)::float8 AS top FROM usage_store', [], QUIET_MS);
         if (!r) throw new Error('the shared store has no usage_store row');
         [this.storeId, this.ownUpTo] = [r.id, r.top];
+        this.ownNames = this.o.store.ownNames(r.id, this.o.daemon);
       }
       for (;;) {
         if (this.stopped) return;
@@ -231,7 +234,7 @@ export class TeamHistory {
 
   /**
    * The history other daemons kept only as rollups (a laptop's, copied by `store migrate`), added
-   * to this usage.db's rollups with its own cursor. Those of this daemon's name are its own already.
+   * to this usage.db's rollups with its own cursor. Those under its own names (ownNames) are its own already.
    * True when all are read.
    */
   private async pullRollups(storeId: string): Promise<boolean> {
@@ -243,8 +246,8 @@ export class TeamHistory {
       const { rows } = await this.o.shared.query<{ last: number | null; n: number; kind: RollupTable | null; row: Record<string, unknown> | null }>(
         `WITH page AS (SELECT seq, daemon, kind, row FROM usage_rollups WHERE seq > $1 ORDER BY seq LIMIT $2)
          SELECT m.last, m.n, page.kind, page.row FROM (SELECT max(seq)::float8 AS last, count(*)::int AS n FROM page) m
-           LEFT JOIN page ON page.daemon IS DISTINCT FROM $3 ORDER BY page.seq`,
-        [this.o.store.pulledUpTo(cursor), this.batch, this.o.daemon ?? null], QUIET_MS);
+           LEFT JOIN page ON page.daemon <> ALL($3::text[]) ORDER BY page.seq`,
+        [this.o.store.pulledUpTo(cursor), this.batch, this.ownNames], QUIET_MS);
       const last = rows[0]?.last ?? null;
       if (this.stopped) return false;
       if (last === null) return true;
