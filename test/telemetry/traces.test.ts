@@ -123,6 +123,27 @@ describe('sampling', () => {
     expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toBeUndefined();
     expect(gw.mocks.anthropic.requests[5]!.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-01$`));
   });
+
+  it('at sampleRatio 0.5 about half the requests are traced, and each traced one\'s call carries its context', async () => {
+    otlp = await startOtlpReceiver();
+    const base = telemetry(otlp.url);
+    gw = await startTestGateway({ telemetry: { ...base, otlp: { ...base.otlp!, sampleRatio: 0.5 } } });
+    const N = 200;
+    for (let i = 0; i < N; i++) {
+      const res = await fetch(`${gw.url}/openai/v1/chat/completions`, {
+        method: 'POST', headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-5.4', messages: [{ role: 'user', content: PROMPT }] }),
+      });
+      await res.text();
+    }
+    await gw.daemon.close(1000);
+    const traced = otlp.spans().filter((s) => s.kind === 'SPAN_KIND_SERVER');
+    // Binomial(200, 0.5): 100 ± 7; outside 65..135 once in a million runs.
+    expect(traced.length).toBeGreaterThanOrEqual(65);
+    expect(traced.length).toBeLessThanOrEqual(135);
+    const carried = gw.mocks.openai.requests.map((r) => r.headers.traceparent).filter((t) => t !== undefined);
+    expect(carried.sort()).toEqual(traced.map((s) => `00-${s.traceId}-${s.spanId}-01`).sort());
+  });
 });
 
 describe('a fallback\'s attempts', () => {
