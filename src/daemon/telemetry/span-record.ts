@@ -1,7 +1,10 @@
 // What the request thread records of a span, and the messages it exchanges with the span worker
 // (span-worker.ts), which turns the records into OpenTelemetry spans and exports them. Types only:
 // the worker imports this file as a type, so it runs from dist and under Node's type stripping alike.
-import type { Attributes } from '@opentelemetry/api';
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+
+/** A span's attribute values, in the order of WorkerSetup.attributes; undefined: not set. */
+export type SpanValues = Array<AttributeValue | undefined>;
 
 /** A finished span, as plain data (it crosses to the worker by structured clone). */
 export interface SpanRecord {
@@ -20,7 +23,7 @@ export interface SpanRecord {
   start: number;
   end: number;
   error: boolean;
-  attributes: Attributes;
+  values: SpanValues;
 }
 
 export interface WorkerSetup {
@@ -28,6 +31,8 @@ export interface WorkerSetup {
   /** The traces URL (`…/v1/traces`). */
   url: string;
   resource: Attributes;
+  /** The attribute names, in the order a record's values list them. */
+  attributes: readonly string[];
   scope: { name: string; version: string; schemaUrl: string };
   /** How often the worker's batch processor exports, and how many spans it holds at most. */
   batchDelayMs: number;

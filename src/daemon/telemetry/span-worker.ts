@@ -62,7 +62,11 @@ class RecordSpan implements ReadableSpan {
     this.endTime = hrTime(r.end);
     this.duration = hrTime(r.end - r.start);
     this.status = { code: r.error ? ERROR : UNSET };
-    this.attributes = r.attributes;
+    const attributes: Attributes = {};
+    const names = setup.attributes;
+    const values = r.values;
+    for (let i = 0; i < values.length; i++) if (values[i] !== undefined) attributes[names[i]!] = values[i];
+    this.attributes = attributes;
   }
 
   spanContext(): SpanContext { return this.context; }
