@@ -27,6 +27,8 @@ export interface SpanRecord {
 }
 
 export interface WorkerSetup {
+  /** Set when the file runs as the span worker (the request thread imports it too). */
+  spanWorker?: true;
   protocol: 'http/protobuf' | 'http/json';
   /** The traces URL (`…/v1/traces`). */
   url: string;

@@ -4,13 +4,14 @@
 // going out carries the open attempt's context onward. Made only when an endpoint is configured:
 // without one, ctx.startSpan is unset and no span exists.
 //
-// The request thread only records what a span is (ids, times, kind, name, attributes, status,
-// parent) in a plain object, and hands the records in batches to the span worker
-// (span-worker.ts), which makes them OpenTelemetry spans and exports them: serializing to OTLP and
-// sending is most of what a traced request costs, and none of it runs where requests are served.
-// The ids are made here, since the call going upstream carries them. Nothing here waits on the
-// worker or the collector.
+// The request thread only records what a span is (ids, times, kind, name, attribute values,
+// status, parent) in a plain object; the span export (span-worker.ts) makes the records
+// OpenTelemetry spans and exports them. Serializing to OTLP and sending is most of what a traced
+// request costs: when the daemon may use a second CPU the export runs in a worker thread, the
+// records handed over in batches, so none of it runs where requests are served. The ids are made
+// here, since the call going upstream carries them. Nothing here waits on the worker or the collector.
 import { randomFillSync } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ROOT_CONTEXT, SpanKind, defaultTextMapGetter, isSpanContextValid, trace, type Attributes, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -26,6 +27,7 @@ import { GW } from './metrics.js';
 import { ATTR, doorName, operationName, providerName, SCHEMA_URL } from './semconv.js';
 import type { TelemetrySettings } from './settings.js';
 import type { FromWorker, SpanRecord, SpanValues, ToWorker, WorkerSetup } from './span-record.js';
+import { startSpanExport } from './span-worker.js';
 
 /** The answer bytes a span keeps to read it at the end; a longer answer gets no finish reasons or content. */
 const ANSWER_CAP = 1024 * 1024;
@@ -33,7 +35,7 @@ const ANSWER_CAP = 1024 * 1024;
 const QUEUE = 2048;
 /** Records are handed over when this many are waiting, or HANDOFF_MS after the first. */
 const HANDOFF_BATCH = 512;
-const HANDOFF_MS = 200;
+const HANDOFF_MS = 20;
 
 const propagator = new W3CTraceContextPropagator();
 
@@ -71,15 +73,54 @@ export interface Tracing {
 /** The worker's file beside this one: `.js` in dist, `.ts` when the sources run as they are (vitest). */
 const workerUrl = () => new URL(`./span-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
+/** Where finished span records go: the span worker, or the export in this thread. */
+interface SpanSink {
+  add(r: SpanRecord): void;
+  close(): Promise<void>;
+}
+
 export async function createTracing(d: TracingDeps): Promise<Tracing> {
   const setup: WorkerSetup = {
     protocol: d.settings.otlp.protocol, url: `${d.settings.otlp.endpoint}/v1/traces`, resource: d.resource, attributes: SPAN_ATTRIBUTES,
     scope: { name: 'model-gateway', version: VERSION, schemaUrl: SCHEMA_URL }, batchDelayMs: d.batchDelayMs, queue: QUEUE,
   };
-  const worker = new Worker(workerUrl(), { workerData: setup });
+  // A worker runs beside the request thread only when the daemon may use a second CPU: on one, its
+  // work shares the same core, and handing the records over (copying them, waking the thread) only
+  // adds to it.
+  const thread = d.settings.otlp.exportThread ?? (availableParallelism() > 1 ? 'worker' : 'request');
+  const sink = thread === 'worker' ? await startWorker(setup, d.dropped) : await inThread(setup, d.dropped);
+  const ratio = d.settings.otlp.sampleRatio;
+  const pending = new Set<Promise<void>>();
+  const content = d.settings.captureContent;
+  return {
+    // A caller's sampling decision is followed; a request of its own is traced at the ratio asked.
+    // A request left out gets no span at all.
+    startSpan: (_id, info) => {
+      const caller = info.headers?.traceparent === undefined ? undefined : callerContext(info.headers);
+      if (caller) return (caller.traceFlags & 1) === 1 ? new RequestSpan(sink, info, content, d.secrets, pending, caller) : new UnsampledSpan(caller.traceId);
+      return ratio !== undefined && ratio < 1 && Math.random() >= ratio ? undefined : new RequestSpan(sink, info, content, d.secrets, pending, undefined);
+    },
+    async close() {
+      await Promise.allSettled([...pending]);
+      await sink.close();
+    },
+  };
+}
+
+/** The export in this thread: each record joins the batch queue as it ends. */
+async function inThread(setup: WorkerSetup, dropped: (n: number) => void): Promise<SpanSink> {
+  const exp = await startSpanExport(setup, dropped);
+  return {
+    add: (r) => { if (!exp.take(r)) dropped(1); },
+    close: () => exp.close(),
+  };
+}
+
+async function startWorker(setup: WorkerSetup, dropped: (n: number) => void): Promise<SpanSink> {
+  const worker = new Worker(workerUrl(), { workerData: { ...setup, spanWorker: true } satisfies WorkerSetup });
   // The daemon's exit never waits on it; close() ends it.
   worker.unref();
-  const outbox = new Outbox(worker, d.dropped, Math.min(HANDOFF_MS, d.batchDelayMs));
+  const outbox = new Outbox(worker, dropped, Math.min(HANDOFF_MS, setup.batchDelayMs));
   let closed!: () => void;
   const done = new Promise<void>((resolve) => { closed = resolve; });
   await new Promise<void>((resolve, reject) => {
@@ -93,20 +134,9 @@ export async function createTracing(d: TracingDeps): Promise<Tracing> {
     worker.on('error', (e) => { outbox.lost(); reject(e); closed(); });
     worker.on('exit', () => { outbox.lost(); reject(new Error('telemetry: the span worker exited')); closed(); });
   }).catch(async (e: unknown) => { await worker.terminate(); throw e; });
-
-  const ratio = d.settings.otlp.sampleRatio;
-  const pending = new Set<Promise<void>>();
-  const content = d.settings.captureContent;
   return {
-    // A caller's sampling decision is followed; a request of its own is traced at the ratio asked.
-    // A request left out gets no span at all.
-    startSpan: (_id, info) => {
-      const caller = info.headers?.traceparent === undefined ? undefined : callerContext(info.headers);
-      if (caller) return (caller.traceFlags & 1) === 1 ? new RequestSpan(outbox, info, content, d.secrets, pending, caller) : new UnsampledSpan(caller.traceId);
-      return ratio !== undefined && ratio < 1 && Math.random() >= ratio ? undefined : new RequestSpan(outbox, info, content, d.secrets, pending, undefined);
-    },
+    add: (r) => outbox.add(r),
     async close() {
-      await Promise.allSettled([...pending]);
       outbox.handOff();
       worker.postMessage({ type: 'close' } satisfies ToWorker);
       await done;
@@ -220,7 +250,7 @@ class RequestSpan implements TrackerSpan {
   private facts: AnswerFacts | undefined;
 
   constructor(
-    private readonly outbox: Outbox, private readonly info: TrackStart, private readonly content: boolean,
+    private readonly sink: SpanSink, private readonly info: TrackStart, private readonly content: boolean,
     private readonly secrets: () => readonly string[], private readonly pending: Set<Promise<void>>, caller: SpanContext | undefined,
   ) {
     this.op = operationName(info.mode, info.path) ?? info.method.toLowerCase();
@@ -259,7 +289,7 @@ class RequestSpan implements TrackerSpan {
     this.attempt = undefined;
     a.end = end;
     a.error = error;
-    this.outbox.add(a);
+    this.sink.add(a);
   }
 
   attemptEnded(outcome: string): void {
@@ -322,7 +352,7 @@ class RequestSpan implements TrackerSpan {
     const capture = this.capture;
     const facts = this.facts;
     // A token count's answer is a number, not an answer to read.
-    if (!source || ev.status >= 400 || this.op === 'count_tokens' || (!facts && !capture)) { this.outbox.add(span); return; }
+    if (!source || ev.status >= 400 || this.op === 'count_tokens' || (!facts && !capture)) { this.sink.add(span); return; }
     // Content off, with the pipeline's own answer or the door protocol's reader at hand (loaded
     // since a first request): read now, with no promise to wait on.
     if (!this.content) {
@@ -330,13 +360,13 @@ class RequestSpan implements TrackerSpan {
       if (facts || side) {
         const answer = facts ?? this.readCaptured(side!, capture!, source);
         if (answer) answerAttributes(a, answer, false);
-        this.outbox.add(span);
+        this.sink.add(span);
         return;
       }
     }
     // The answer (or the content) is read after the request, off its path; the span (ended at the
     // request's end time) is handed over once read.
-    const done = this.readAnswer(source, capture, facts).catch(() => undefined).then(() => { this.outbox.add(span); });
+    const done = this.readAnswer(source, capture, facts).catch(() => undefined).then(() => { this.sink.add(span); });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
   }
