@@ -33,7 +33,11 @@ import { startSpanExport } from './span-worker.js';
 const ANSWER_CAP = 1024 * 1024;
 /** The worker's batch queue, in spans; twice that may be on their way to it before more are dropped. */
 const QUEUE = 2048;
-/** Records are handed over when this many are waiting, or HANDOFF_MS after the first. */
+/**
+ * Records are handed to the worker when this many are waiting, or HANDOFF_MS after the first:
+ * soon, so that a record waiting at a low sampling ratio dies young in the request thread's heap
+ * rather than outliving its young-generation collections.
+ */
 const HANDOFF_BATCH = 512;
 const HANDOFF_MS = 20;
 
