@@ -47,6 +47,8 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   // And without the metrics push: what the push costs.
   // The translated door (Messages to OpenAI) traced: its two spans and the answer's facts.
   { id: 'messages-openai-telemetry', telemetry: true, path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
+  // The same with a tenth of the requests traced (otlp.sampleRatio 0.1), the bench's sampled row.
+  { id: 'messages-openai-telemetry-sampled', telemetry: true, sample: 0.1, path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
   { id: 'native-openai-telemetry-unsampled-nopush', telemetry: true, sample: 0, noPush: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'gemini-gemini', path: '/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },
   { id: 'native-gemini', path: '/gemini/v1beta/models/gemini-3.5-flash:generateContent', body: JSON.stringify({ systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] }, contents: [{ role: 'user', parts: [{ text: 'Say hello in five words.' }] }], generationConfig: { maxOutputTokens: 64 } }) },

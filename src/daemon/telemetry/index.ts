@@ -59,9 +59,10 @@ export async function startTelemetry(ctx: DaemonContext, o: TelemetryOptions): P
   }
 
   if (otlp) {
-    const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: VERSION });
+    const attributes = { [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: VERSION };
+    const resource = resourceFromAttributes(attributes);
     const tracing = await createTracing({
-      settings: { ...settings, otlp }, resource, secrets: () => ctx.providerKeys.values(), dropped: (n) => dropped('spans', n), batchDelayMs: otlp.batchDelayMs,
+      settings: { ...settings, otlp }, resource: attributes, secrets: () => ctx.providerKeys.values(), dropped: (n) => dropped('spans', n), batchDelayMs: otlp.batchDelayMs,
     });
     ctx.startSpan = tracing.startSpan;
     closers.push(() => { ctx.startSpan = undefined; return tracing.close(); });

@@ -23,7 +23,11 @@ export interface TelemetrySettings {
   captureContent: boolean;
   serviceName: string;
   /** Absent: nothing is exported over OTLP, and no span is ever made. */
-  otlp?: { endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number; sampleRatio?: number };
+  otlp?: {
+    endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number; sampleRatio?: number;
+    /** Where spans are serialized and sent: a worker thread, or the request thread. Not read from config.json: by default a worker when the daemon may use more than one CPU (tests set each). */
+    exportThread?: 'worker' | 'request';
+  };
 }
 
 export const TELEMETRY_DEFAULTS: TelemetrySettings = { metrics: true, keyLabels: 'none', captureContent: false, serviceName: 'model-gateway' };

@@ -1,13 +1,20 @@
 // Traces over OTLP: each request a span named as the GenAI conventions name it
 // (`{gen_ai.operation.name} {gen_ai.request.model}`, kind SERVER: the gateway serves it), each
 // call to a provider a CLIENT child span, an incoming W3C `traceparent` its parent, and the call
-// going out carries the open attempt's context onward. Spans leave in batches (BatchSpanProcessor);
-// nothing here waits on the collector. Made only when an endpoint is configured: without one,
-// ctx.startSpan is unset and no span exists.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, isSpanContextValid, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+// going out carries the open attempt's context onward. Made only when an endpoint is configured:
+// without one, ctx.startSpan is unset and no span exists.
+//
+// The request thread only records what a span is (ids, times, kind, name, attribute values,
+// status, parent) in a plain object; the span export (span-worker.ts) makes the records
+// OpenTelemetry spans and exports them. Serializing to OTLP and sending is most of what a traced
+// request costs: when the daemon may use a second CPU the export runs in a worker thread, the
+// records handed over in batches, so none of it runs where requests are served. The ids are made
+// here, since the call going upstream carries them. Nothing here waits on the worker or the collector.
+import { randomFillSync } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { ROOT_CONTEXT, SpanKind, defaultTextMapGetter, isSpanContextValid, trace, type Attributes, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { ClientProtocol, ProviderProtocol } from '../../providers/ir/protocol.js';
 import type { Response } from '../../providers/ir/types.js';
 import { BodyCapture, redactCredentials } from '../observe/body-log.js';
@@ -16,20 +23,45 @@ import type { AnswerSource, StartSpan, TrackerSpan, TrackStart } from '../observ
 import { VERSION } from '../../version.js';
 import { factsOf, inputOf, parseInput, readAnswer, type AnswerFacts } from './answer.js';
 import { loadedProviderSide, providerSide } from '../../providers/protocols/provider-sides.js';
-import { DropCounter, spanExporter } from './exporters.js';
 import { GW } from './metrics.js';
 import { ATTR, doorName, operationName, providerName, SCHEMA_URL } from './semconv.js';
 import type { TelemetrySettings } from './settings.js';
+import type { FromWorker, SpanRecord, SpanValues, ToWorker, WorkerSetup } from './span-record.js';
+import { startSpanExport } from './span-worker.js';
 
 /** The answer bytes a span keeps to read it at the end; a longer answer gets no finish reasons or content. */
 const ANSWER_CAP = 1024 * 1024;
+/** The worker's batch queue, in spans; twice that may be on their way to it before more are dropped. */
 const QUEUE = 2048;
+/**
+ * Records are handed to the worker when this many are waiting, or HANDOFF_MS after the first:
+ * soon, so that a record waiting at a low sampling ratio dies young in the request thread's heap
+ * rather than outliving its young-generation collections.
+ */
+const HANDOFF_BATCH = 512;
+const HANDOFF_MS = 20;
 
 const propagator = new W3CTraceContextPropagator();
 
+/**
+ * Every attribute a span may carry. A record holds its attributes' values in this order
+ * (undefined: not set): an array of values crosses to the worker at about half the cost of an
+ * object keyed by these names. The worker gets the list once, when it starts.
+ */
+const SPAN_ATTRIBUTES = [
+  ATTR.operationName, ATTR.providerName, ATTR.requestStream, GW.door, GW.provider, GW.key, ATTR.requestModel, 'gateway.model.alias',
+  'gateway.provider.key.label', ATTR.httpStatus, ATTR.errorType, ATTR.responseModel, ATTR.inputTokens, ATTR.outputTokens,
+  ATTR.cacheReadTokens, ATTR.cacheWriteTokens, ATTR.reasoningTokens, ATTR.timeToFirstChunk, 'gateway.route', 'gateway.waited_ms',
+  ATTR.responseId, ATTR.finishReasons, ATTR.inputMessages, ATTR.systemInstructions, ATTR.outputMessages,
+] as const;
+/** An attribute's place in a record's values. */
+const A = Object.fromEntries(SPAN_ATTRIBUTES.map((name, i) => [name, i])) as { readonly [K in (typeof SPAN_ATTRIBUTES)[number]]: number };
+const noValues = (): SpanValues => new Array<SpanValues[number]>(SPAN_ATTRIBUTES.length).fill(undefined);
+
 interface TracingDeps {
   settings: TelemetrySettings & { otlp: NonNullable<TelemetrySettings['otlp']> };
-  resource: Resource;
+  /** The resource's attributes (service name and version). */
+  resource: Attributes;
   /** The provider keys held now: redacted from content before it leaves. */
   secrets: () => readonly string[];
   dropped: (n: number) => void;
@@ -38,39 +70,164 @@ interface TracingDeps {
 
 export interface Tracing {
   startSpan: StartSpan;
+  /** Exports what is left; ends the worker. */
+  close(): Promise<void>;
+}
+
+/** The worker's file beside this one: `.js` in dist, `.ts` when the sources run as they are (vitest). */
+const workerUrl = () => new URL(`./span-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+/** Where finished span records go: the span worker, or the export in this thread. */
+interface SpanSink {
+  add(r: SpanRecord): void;
   close(): Promise<void>;
 }
 
 export async function createTracing(d: TracingDeps): Promise<Tracing> {
-  const counter = new DropCounter(QUEUE, d.dropped);
-  const exporter = counter.spans(await spanExporter(d.settings.otlp.protocol, `${d.settings.otlp.endpoint}/v1/traces`));
+  const setup: WorkerSetup = {
+    protocol: d.settings.otlp.protocol, url: `${d.settings.otlp.endpoint}/v1/traces`, resource: d.resource, attributes: SPAN_ATTRIBUTES,
+    scope: { name: 'model-gateway', version: VERSION, schemaUrl: SCHEMA_URL }, batchDelayMs: d.batchDelayMs, queue: QUEUE,
+  };
+  // A worker runs beside the request thread only when the daemon may use a second CPU: on one, its
+  // work shares the same core, and handing the records over (copying them, waking the thread) only
+  // adds to it.
+  const thread = d.settings.otlp.exportThread ?? (availableParallelism() > 1 ? 'worker' : 'request');
+  const sink = thread === 'worker' ? await startWorker(setup, d.dropped) : await inThread(setup, d.dropped);
   const ratio = d.settings.otlp.sampleRatio;
-  const provider = new TracerProvider({
-    resource: d.resource,
-    // A caller's sampling decision is followed; requests of their own are traced at the ratio asked.
-    ...(ratio === undefined ? {} : { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }) }),
-    spanProcessors: [counter.processor, new BatchSpanProcessor({ exporter, maxQueueSize: QUEUE, scheduledDelayMillis: d.batchDelayMs })],
-  });
-  const tracer = provider.getTracer('model-gateway', VERSION, { schemaUrl: SCHEMA_URL });
   const pending = new Set<Promise<void>>();
   const content = d.settings.captureContent;
   return {
-    // A request its caller did not sample, and the ratio leaves out, gets no span at all: the SDK's
-    // unsampled spans still cost a request about 25 µs in objects and their garbage.
-    startSpan: (_id, info) => (ratio !== undefined && ratio < 1 && !callerSampled(info.headers) && Math.random() >= ratio
-      ? undefined
-      : new RequestSpan(tracer, info, content, d.secrets, pending)),
+    // A caller's sampling decision is followed; a request of its own is traced at the ratio asked.
+    // A request left out gets no span at all.
+    startSpan: (_id, info) => {
+      const caller = info.headers?.traceparent === undefined ? undefined : callerContext(info.headers);
+      if (caller) return (caller.traceFlags & 1) === 1 ? new RequestSpan(sink, info, content, d.secrets, pending, caller) : new UnsampledSpan(caller.traceId);
+      return ratio !== undefined && ratio < 1 && Math.random() >= ratio ? undefined : new RequestSpan(sink, info, content, d.secrets, pending, undefined);
+    },
     async close() {
       await Promise.allSettled([...pending]);
-      await provider.shutdown().catch(() => undefined);
+      await sink.close();
     },
   };
 }
 
-/** Whether the caller's W3C traceparent asks for this trace to be sampled (its flags' last bit). */
-function callerSampled(headers: TrackStart['headers']): boolean {
-  const tp = headers?.traceparent;
-  return typeof tp === 'string' && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/i.test(tp.trim()) && (parseInt(tp.trim().slice(-2), 16) & 1) === 1;
+/** The export in this thread: each record joins the batch queue as it ends. */
+async function inThread(setup: WorkerSetup, dropped: (n: number) => void): Promise<SpanSink> {
+  const exp = await startSpanExport(setup, dropped);
+  return {
+    add: (r) => { if (!exp.take(r)) dropped(1); },
+    close: () => exp.close(),
+  };
+}
+
+async function startWorker(setup: WorkerSetup, dropped: (n: number) => void): Promise<SpanSink> {
+  const worker = new Worker(workerUrl(), { workerData: { ...setup, spanWorker: true } satisfies WorkerSetup });
+  // The daemon's exit never waits on it; close() ends it.
+  worker.unref();
+  const outbox = new Outbox(worker, dropped, Math.min(HANDOFF_MS, setup.batchDelayMs));
+  let closed!: () => void;
+  const done = new Promise<void>((resolve) => { closed = resolve; });
+  await new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: FromWorker) => {
+      if (m.type === 'took') outbox.took(m.took, m.dropped);
+      else if (m.type === 'ready') resolve();
+      else if (m.type === 'failed') reject(new Error(`telemetry: the span exporter did not start: ${m.message}`));
+      else closed();
+    });
+    // A worker that dies takes nothing more: what is handed to it from then on is counted as dropped.
+    worker.on('error', (e) => { outbox.lost(); reject(e); closed(); });
+    worker.on('exit', () => { outbox.lost(); reject(new Error('telemetry: the span worker exited')); closed(); });
+  }).catch(async (e: unknown) => { await worker.terminate(); throw e; });
+  return {
+    add: (r) => outbox.add(r),
+    async close() {
+      outbox.handOff();
+      worker.postMessage({ type: 'close' } satisfies ToWorker);
+      await done;
+      await worker.terminate();
+    },
+  };
+}
+
+/** The caller's span context from its W3C traceparent (and tracestate), when valid. */
+function callerContext(headers: TrackStart['headers']): SpanContext | undefined {
+  const c = trace.getSpanContext(propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter));
+  return c && isSpanContextValid(c) ? c : undefined;
+}
+
+/**
+ * The records on their way to the worker: handed over in batches, and dropped (counted) while the
+ * worker has more than twice its queue not yet taken, so a worker that falls behind never grows
+ * the daemon's memory.
+ */
+class Outbox {
+  private records: SpanRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  /** Handed over, not yet taken by the worker. */
+  private inFlight = 0;
+  private dead = false;
+
+  constructor(private readonly worker: Worker, private readonly dropped: (n: number) => void, private readonly delayMs: number) {}
+
+  add(r: SpanRecord): void {
+    if (this.dead || this.inFlight + this.records.length >= 2 * QUEUE) { this.dropped(1); return; }
+    this.records.push(r);
+    if (this.records.length >= HANDOFF_BATCH) this.handOff();
+    else if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.handOff(), this.delayMs);
+      this.timer.unref();
+    }
+  }
+
+  handOff(): void {
+    if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined; }
+    const spans = this.records;
+    if (spans.length === 0) return;
+    this.records = [];
+    this.inFlight += spans.length;
+    this.worker.postMessage({ type: 'spans', spans } satisfies ToWorker);
+  }
+
+  took(n: number, dropped: number): void {
+    this.inFlight -= n;
+    if (dropped > 0) this.dropped(dropped);
+  }
+
+  /** The worker is gone: what it had not taken is lost. */
+  lost(): void {
+    if (this.dead) return;
+    this.dead = true;
+    const n = this.inFlight + this.records.length;
+    this.inFlight = 0;
+    this.records = [];
+    if (n > 0) this.dropped(n);
+  }
+}
+
+// Trace and span ids from a pool of random bytes, refilled 4 KB at a time.
+const pool = Buffer.allocUnsafe(4096);
+let poolAt = pool.length;
+function randomHex(bytes: number): string {
+  if (poolAt + bytes > pool.length) { randomFillSync(pool); poolAt = 0; }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
+}
+const newSpanId = () => randomHex(8);
+
+/** Milliseconds since the epoch, to the microsecond. */
+const now = () => performance.timeOrigin + performance.now();
+
+/** A caller's trace it did not sample: nothing is recorded, and the call upstream says so (flags 00) under the caller's trace. */
+class UnsampledSpan implements TrackerSpan {
+  private readonly spanId = newSpanId();
+  constructor(private readonly traceId: string) {}
+  attemptStarted(): void {}
+  attemptEnded(): void {}
+  traceparent(): string { return `00-${this.traceId}-${this.spanId}-00`; }
+  reads(_source: AnswerSource, logged: BodyCapture | undefined): BodyCapture | undefined { return logged; }
+  answered(): void {}
+  end(): void {}
 }
 
 /**
@@ -83,124 +240,123 @@ class SpanCapture extends BodyCapture {
   override wrote(data: string | Buffer): void { if (!this.off) super.wrote(data); }
 }
 
-/** An attempt's span and the attributes it ends with (set in one call when it ends). */
-interface AttemptSpan { readonly span: Span; readonly attributes: Attributes }
+const record = (name: string, kind: SpanKind, traceId: string, parentId: string | undefined, remoteParent: boolean, traceState: string | undefined, values: SpanValues): SpanRecord => ({
+  name, kind, traceId, spanId: newSpanId(), parentId, remoteParent, traceState, start: now(), end: 0, error: false, values,
+});
 
-// Attributes are gathered in a plain object and set once, when the span ends: given to startSpan
-// the SDK would check and copy each of them twice (its sampler's copy and the span's), and none of
-// our samplers reads them.
 class RequestSpan implements TrackerSpan {
-  private readonly span: Span;
-  private readonly parent: Context;
-  private readonly attributes: Attributes;
+  private readonly span: SpanRecord;
   private readonly op: string;
-  private attempt: AttemptSpan | undefined;
+  private attempt: SpanRecord | undefined;
   private source: AnswerSource | undefined;
   private capture: BodyCapture | undefined;
   /** What the pipeline told of the answer (a translated whole answer), instead of reading it back. */
   private facts: AnswerFacts | undefined;
 
   constructor(
-    private readonly tracer: Tracer, private readonly info: TrackStart, private readonly content: boolean,
-    private readonly secrets: () => readonly string[], private readonly pending: Set<Promise<void>>,
+    private readonly sink: SpanSink, private readonly info: TrackStart, private readonly content: boolean,
+    private readonly secrets: () => readonly string[], private readonly pending: Set<Promise<void>>, caller: SpanContext | undefined,
   ) {
     this.op = operationName(info.mode, info.path) ?? info.method.toLowerCase();
-    this.parent = info.headers?.traceparent !== undefined ? propagator.extract(ROOT_CONTEXT, info.headers, defaultTextMapGetter) : ROOT_CONTEXT;
-    const attributes: Attributes = {
-      [ATTR.operationName]: this.op,
-      [ATTR.providerName]: providerName(info.provider),
-      [ATTR.requestStream]: info.stream,
-      [GW.door]: doorName(info.mode),
-      [GW.provider]: info.provider,
-      [GW.key]: info.keyName,
-    };
-    if (info.model) attributes[ATTR.requestModel] = info.model;
+    const v = noValues();
+    v[A[ATTR.operationName]] = this.op;
+    v[A[ATTR.providerName]] = providerName(info.provider);
+    v[A[ATTR.requestStream]] = info.stream;
+    v[A[GW.door]] = doorName(info.mode);
+    v[A[GW.provider]] = info.provider;
+    v[A[GW.key]] = info.keyName;
+    if (info.model) v[A[ATTR.requestModel]] = info.model;
     // The name the client sent, when it was not the model itself (an alias, a routed name).
-    if (info.asked !== undefined && info.asked !== info.model && info.asked !== `${info.provider}/${info.model}`) attributes['gateway.model.alias'] = info.asked;
-    this.attributes = attributes;
-    this.span = tracer.startSpan(info.model ? `${this.op} ${info.model}` : this.op, { kind: SpanKind.SERVER }, this.parent);
+    if (info.asked !== undefined && info.asked !== info.model && info.asked !== `${info.provider}/${info.model}`) v[A['gateway.model.alias']] = info.asked;
+    const name = info.model ? `${this.op} ${info.model}` : this.op;
+    this.span = caller
+      ? record(name, SpanKind.SERVER, caller.traceId, caller.spanId, true, caller.traceState?.serialize() || undefined, v)
+      : record(name, SpanKind.SERVER, randomHex(16), undefined, false, undefined, v);
   }
 
   attemptStarted(target: string, keyLabel: string): void {
-    this.attempt?.span.end();
+    if (this.attempt) this.endAttempt(this.attempt, false);
     const slash = target.indexOf('/');
     const provider = target.slice(0, slash);
     const model = target.slice(slash + 1);
-    const attributes: Attributes = { [ATTR.operationName]: this.op, [ATTR.providerName]: providerName(provider), [ATTR.requestModel]: model, [GW.provider]: provider };
-    if (keyLabel) attributes['gateway.provider.key.label'] = keyLabel;
-    this.attempt = { span: this.tracer.startSpan(`${this.op} ${model}`, { kind: SpanKind.CLIENT }, trace.setSpan(this.parent, this.span)), attributes };
+    const v = noValues();
+    v[A[ATTR.operationName]] = this.op;
+    v[A[ATTR.providerName]] = providerName(provider);
+    v[A[ATTR.requestModel]] = model;
+    v[A[GW.provider]] = provider;
+    if (keyLabel) v[A['gateway.provider.key.label']] = keyLabel;
+    const s = this.span;
+    this.attempt = record(`${this.op} ${model}`, SpanKind.CLIENT, s.traceId, s.spanId, false, s.traceState, v);
+  }
+
+  private endAttempt(a: SpanRecord, error: boolean, end = now()): void {
+    this.attempt = undefined;
+    a.end = end;
+    a.error = error;
+    this.sink.add(a);
   }
 
   attemptEnded(outcome: string): void {
     const a = this.attempt;
     if (!a) return;
-    this.attempt = undefined;
-    a.attributes[ATTR.errorType] = outcome;
-    if (/^\d+$/.test(outcome)) a.attributes[ATTR.httpStatus] = Number(outcome);
-    a.span.setAttributes(a.attributes);
-    a.span.setStatus({ code: SpanStatusCode.ERROR });
-    a.span.end();
+    a.values[A[ATTR.errorType]] = outcome;
+    if (/^\d+$/.test(outcome)) a.values[A[ATTR.httpStatus]] = Number(outcome);
+    this.endAttempt(a, true);
   }
 
   /** The open attempt's context (else the request's), as W3C traceparent writes it. */
   traceparent(): string {
-    const c = (this.attempt?.span ?? this.span).spanContext();
-    return isSpanContextValid(c) ? `00-${c.traceId}-${c.spanId}-0${(c.traceFlags & 0xff).toString(16)}` : '';
+    const s = this.attempt ?? this.span;
+    return `00-${s.traceId}-${s.spanId}-01`;
   }
 
   reads(source: AnswerSource, logged: BodyCapture | undefined): BodyCapture | undefined {
-    if (!this.span.isRecording()) return logged; // not sampled: nothing of the answer is kept for it
     this.source = source;
     this.capture = logged ?? new SpanCapture(ANSWER_CAP);
     return this.capture;
   }
 
   answered(answer: Response, id: string | undefined): void {
-    if (!this.source) return; // not sampled
     this.facts = factsOf(answer, id, this.content);
     if (this.capture instanceof SpanCapture) this.capture.off = true;
   }
 
   end(ev: RequestFinished | RequestFailed): void {
     const span = this.span;
-    // A caller's unsampled trace: the span records nothing, its attributes would go nowhere.
-    if (!span.isRecording()) { this.attempt?.span.end(); span.end(); return; }
+    span.end = now();
     const failed = ev.type === 'failed' || ev.status >= 400;
     const provider = ev.served?.provider ?? this.info.provider;
-    const a = this.attributes;
-    a[ATTR.httpStatus] = ev.status;
-    a[ATTR.providerName] = providerName(provider);
-    a[GW.provider] = provider;
-    if (ev.type === 'failed') a[ATTR.errorType] = ev.code;
-    else if (ev.status >= 400) a[ATTR.errorType] = String(ev.status);
-    if (ev.type === 'finished' && ev.model) a[ATTR.responseModel] = ev.model;
+    const a = span.values;
+    a[A[ATTR.httpStatus]] = ev.status;
+    a[A[ATTR.providerName]] = providerName(provider);
+    a[A[GW.provider]] = provider;
+    if (ev.type === 'failed') a[A[ATTR.errorType]] = ev.code;
+    else if (ev.status >= 400) a[A[ATTR.errorType]] = String(ev.status);
+    if (ev.type === 'finished' && ev.model) a[A[ATTR.responseModel]] = ev.model;
     const u = ev.usage;
-    if (u.inputTokens !== undefined) a[ATTR.inputTokens] = u.inputTokens;
-    if (u.outputTokens !== undefined) a[ATTR.outputTokens] = u.outputTokens;
-    if (u.cachedTokens !== undefined) a[ATTR.cacheReadTokens] = u.cachedTokens;
-    if (u.cacheWriteTokens !== undefined) a[ATTR.cacheWriteTokens] = u.cacheWriteTokens;
-    if (u.reasoningTokens !== undefined) a[ATTR.reasoningTokens] = u.reasoningTokens;
-    if (this.info.stream && ev.ttfbMs !== null) a[ATTR.timeToFirstChunk] = ev.ttfbMs / 1000;
-    if (ev.route !== undefined) a['gateway.route'] = ev.route;
-    if (ev.waitedMs) a['gateway.waited_ms'] = ev.waitedMs;
-    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (u.inputTokens !== undefined) a[A[ATTR.inputTokens]] = u.inputTokens;
+    if (u.outputTokens !== undefined) a[A[ATTR.outputTokens]] = u.outputTokens;
+    if (u.cachedTokens !== undefined) a[A[ATTR.cacheReadTokens]] = u.cachedTokens;
+    if (u.cacheWriteTokens !== undefined) a[A[ATTR.cacheWriteTokens]] = u.cacheWriteTokens;
+    if (u.reasoningTokens !== undefined) a[A[ATTR.reasoningTokens]] = u.reasoningTokens;
+    if (this.info.stream && ev.ttfbMs !== null) a[A[ATTR.timeToFirstChunk]] = ev.ttfbMs / 1000;
+    if (ev.route !== undefined) a[A['gateway.route']] = ev.route;
+    if (ev.waitedMs) a[A['gateway.waited_ms']] = ev.waitedMs;
+    span.error = failed;
     // The call that answered ends with the request.
     const attempt = this.attempt;
     if (attempt) {
-      const aa = attempt.attributes;
-      if (ev.type === 'finished' && ev.model) aa[ATTR.responseModel] = ev.model;
-      aa[ATTR.httpStatus] = ev.status;
-      if (failed) aa[ATTR.errorType] = String(a[ATTR.errorType]);
-      attempt.span.setAttributes(aa);
-      if (failed) attempt.span.setStatus({ code: SpanStatusCode.ERROR });
-      attempt.span.end(ev.time);
-      this.attempt = undefined;
+      const aa = attempt.values;
+      if (ev.type === 'finished' && ev.model) aa[A[ATTR.responseModel]] = ev.model;
+      aa[A[ATTR.httpStatus]] = ev.status;
+      if (failed) aa[A[ATTR.errorType]] = String(a[A[ATTR.errorType]]);
+      this.endAttempt(attempt, failed, span.end);
     }
     const source = this.source;
     const capture = this.capture;
     const facts = this.facts;
     // A token count's answer is a number, not an answer to read.
-    if (!source || ev.status >= 400 || this.op === 'count_tokens' || (!facts && !capture)) { span.setAttributes(a); span.end(ev.time); return; }
+    if (!source || ev.status >= 400 || this.op === 'count_tokens' || (!facts && !capture)) { this.sink.add(span); return; }
     // Content off, with the pipeline's own answer or the door protocol's reader at hand (loaded
     // since a first request): read now, with no promise to wait on.
     if (!this.content) {
@@ -208,13 +364,13 @@ class RequestSpan implements TrackerSpan {
       if (facts || side) {
         const answer = facts ?? this.readCaptured(side!, capture!, source);
         if (answer) answerAttributes(a, answer, false);
-        span.setAttributes(a);
-        span.end(ev.time);
+        this.sink.add(span);
         return;
       }
     }
-    // The answer (or the content) is read after the request, off its path; the span ends (at the request's end time) once read.
-    const done = this.readAnswer(source, capture, facts).catch(() => undefined).then(() => { span.setAttributes(a); span.end(ev.time); });
+    // The answer (or the content) is read after the request, off its path; the span (ended at the
+    // request's end time) is handed over once read.
+    const done = this.readAnswer(source, capture, facts).catch(() => undefined).then(() => { this.sink.add(span); });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
   }
@@ -235,7 +391,7 @@ class RequestSpan implements TrackerSpan {
 
   private async readAnswer(source: AnswerSource, capture: BodyCapture | undefined, known: AnswerFacts | undefined): Promise<void> {
     const secrets = this.secrets();
-    const a = this.attributes;
+    const a = this.span.values;
     let answer = known;
     if (!answer && capture) {
       const side = loadedProviderSide(source.protocol) ?? await providerSide(source.protocol);
@@ -253,14 +409,14 @@ class RequestSpan implements TrackerSpan {
     const ir = parseInput(client, body, source.target());
     if (!ir) return;
     const input = inputOf(ir);
-    a[ATTR.inputMessages] = JSON.stringify(input.messages);
-    if (input.system.length > 0) a[ATTR.systemInstructions] = JSON.stringify(input.system);
+    a[A[ATTR.inputMessages]] = JSON.stringify(input.messages);
+    if (input.system.length > 0) a[A[ATTR.systemInstructions]] = JSON.stringify(input.system);
   }
 }
 
 /** The response id, finish reasons and (content on) output messages as span attributes. */
-function answerAttributes(a: Attributes, answer: AnswerFacts, content: boolean): void {
-  if (answer.id) a[ATTR.responseId] = answer.id;
-  if (answer.finishReasons.length > 0) a[ATTR.finishReasons] = answer.finishReasons;
-  if (content) a[ATTR.outputMessages] = JSON.stringify(answer.output);
+function answerAttributes(a: SpanValues, answer: AnswerFacts, content: boolean): void {
+  if (answer.id) a[A[ATTR.responseId]] = answer.id;
+  if (answer.finishReasons.length > 0) a[A[ATTR.finishReasons]] = answer.finishReasons;
+  if (content) a[A[ATTR.outputMessages]] = JSON.stringify(answer.output);
 }
