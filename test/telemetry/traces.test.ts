@@ -308,4 +308,26 @@ describe('configured as a user would', () => {
     const resource = (traces.decoded.resourceSpans as Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> } }>)[0]!.resource;
     expect(resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue).toBe('team-gateway');
   });
+
+  // The batches would leave only after 10 minutes: every span the collector has came from the
+  // stop's flush (from the span worker, on a daemon that may use two CPUs), and each came once.
+  for (const how of ['`gateway stop`', 'SIGTERM'] as const) it(`${how} exports the spans recorded but not yet sent, each once`, async () => {
+    otlp = await startOtlpReceiver();
+    proc = await startGatewayProcess({ OTEL_BSP_SCHEDULE_DELAY: '600000' }, { telemetry: { otlp: { endpoint: otlp.url } } });
+    const key = (await proc.cli(['keys', 'create', '--name', 'ops'])).stdout.trim();
+    const client = new Anthropic({ baseURL: proc.url, apiKey: key, maxRetries: 0 });
+    for (let i = 0; i < 3; i++) await client.messages.create({ model: 'claude-opus-5', max_tokens: 32, messages: [{ role: 'user', content: PROMPT }] });
+    if (how === 'SIGTERM') {
+      process.kill(proc.pid, 'SIGTERM');
+      for (const deadline = Date.now() + 20_000; proc.alive() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
+    } else {
+      expect((await proc.cli(['stop'])).stdout).toMatch(/gateway stopped/);
+    }
+    expect(proc.alive()).toBe(false);
+    const spans = otlp.spans();
+    // Three requests, each a SERVER span with one CLIENT child.
+    expect(spans.filter((s) => s.kind === 'SPAN_KIND_SERVER')).toHaveLength(3);
+    expect(spans.filter((s) => s.kind === 'SPAN_KIND_CLIENT')).toHaveLength(3);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(6);
+  }, 60_000);
 });
