@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTING } from '../../src/daemon/routing/settings.js';
 import { TELEMETRY_DEFAULTS, type TelemetrySettings } from '../../src/daemon/telemetry/index.js';
+import { parseTelemetry } from '../../src/daemon/telemetry/settings.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { MOCK_TEXT, type MockReply } from '../helpers/mock-provider.js';
 import { closedPort } from '../helpers/ports.js';
@@ -127,6 +128,27 @@ for (const exportThread of ['worker', 'request'] as const) describe(`spans expor
       // An unsampled request makes no span at all, so the gateway gives its call no context; the sampled one's call carries the caller's trace.
       expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toBeUndefined();
       expect(gw.mocks.anthropic.requests[5]!.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-01$`));
+    });
+
+    it('a sampler that decides alone (OTEL_TRACES_SAMPLER always_off / always_on) does not follow the caller\'s decision', async () => {
+      otlp = await startOtlpReceiver();
+      const base = telemetry(otlp.url, exportThread);
+      gw = await startTestGateway({ telemetry: { ...base, otlp: { ...base.otlp!, sampleRatio: 0, ignoreCaller: true } } });
+      await anthropic(gw, { traceparent: TRACEPARENT }).messages.create({ model: 'claude-opus-5', max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] });
+      await gw.daemon.close(1000);
+      expect(otlp.spans()).toEqual([]);
+      // Still in the caller's trace, marked not sampled.
+      expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-00$`));
+      await gw.close();
+      await otlp.close();
+
+      otlp = await startOtlpReceiver();
+      gw = await startTestGateway({ telemetry: { ...base, otlp: { ...base.otlp!, endpoint: otlp.url, ignoreCaller: true } } });
+      await anthropic(gw, { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-00` }).messages.create({ model: 'claude-opus-5', max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] });
+      await gw.daemon.close(1000);
+      const server = otlp.spans().find((sp) => sp.kind === 'SPAN_KIND_SERVER');
+      expect(server).toMatchObject({ traceId: PARENT_TRACE, parentSpanId: PARENT_SPAN });
+      expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-01$`));
     });
 
     it('at sampleRatio 0.5 about half the requests are traced, and each traced one\'s call carries its context', async () => {
@@ -283,6 +305,24 @@ for (const exportThread of ['worker', 'request'] as const) describe(`spans expor
         expect(attr(r, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
       }
     });
+  });
+});
+
+describe('the sampler from the standard variables', () => {
+  const otlpOf = (env: NodeJS.ProcessEnv) => {
+    const { settings, warnings } = parseTelemetry({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', ...env });
+    const { sampleRatio, ignoreCaller } = settings.otlp!;
+    return { sampleRatio, ignoreCaller, warnings };
+  };
+  it('parent-based samplers follow the caller; the others decide alone', () => {
+    expect(otlpOf({})).toEqual({ sampleRatio: undefined, ignoreCaller: undefined, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'parentbased_always_on' })).toEqual({ sampleRatio: undefined, ignoreCaller: undefined, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'always_on' })).toEqual({ sampleRatio: undefined, ignoreCaller: true, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'always_off' })).toEqual({ sampleRatio: 0, ignoreCaller: true, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' })).toEqual({ sampleRatio: 0, ignoreCaller: undefined, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toEqual({ sampleRatio: 0.25, ignoreCaller: true, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toEqual({ sampleRatio: 0.25, ignoreCaller: undefined, warnings: [] });
+    expect(otlpOf({ OTEL_TRACES_SAMPLER: 'jaeger_remote' }).warnings).toEqual(['OTEL_TRACES_SAMPLER "jaeger_remote" is not supported (always_on, always_off, traceidratio, and their parentbased_ forms); tracing every request']);
   });
 });
 

@@ -62,7 +62,7 @@ export async function startTelemetry(ctx: DaemonContext, o: TelemetryOptions): P
     const attributes = { [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: VERSION };
     const resource = resourceFromAttributes(attributes);
     const tracing = await createTracing({
-      settings: { ...settings, otlp }, resource: attributes, secrets: () => ctx.providerKeys.values(), dropped: (n) => dropped('spans', n), batchDelayMs: otlp.batchDelayMs,
+      settings: { ...settings, otlp }, resource: attributes, secrets: () => ctx.providerKeys.values(), dropped: (n) => dropped('spans', n), batchDelayMs: otlp.batchDelayMs, log: o.log,
     });
     ctx.startSpan = tracing.startSpan;
     closers.push(() => { ctx.startSpan = undefined; return tracing.close(); });

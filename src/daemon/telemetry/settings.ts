@@ -25,6 +25,8 @@ export interface TelemetrySettings {
   /** Absent: nothing is exported over OTLP, and no span is ever made. */
   otlp?: {
     endpoint: string; protocol: OtlpProtocol; metrics: boolean; metricsIntervalMs: number; batchDelayMs: number; sampleRatio?: number;
+    /** The sampler decides alone (OTEL_TRACES_SAMPLER always_on, always_off, traceidratio): a caller's decision is not followed. */
+    ignoreCaller?: true;
     /** Where spans are serialized and sent: a worker thread, or the request thread. Not read from config.json: by default a worker when the daemon may use more than one CPU (tests set each). */
     exportThread?: 'worker' | 'request';
   };
@@ -76,26 +78,44 @@ export function parseTelemetry(raw: unknown, env: NodeJS.ProcessEnv = process.en
       // The standard variable for the span batches' interval (the SDK's default, 5 s, otherwise).
       const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
       const batchDelayMs = Number.isFinite(delay) && delay > 0 ? delay : 5000;
-      // The share of requests traced (a caller's sampled traceparent is always followed): the
-      // section's sampleRatio, else the standard OTEL_TRACES_SAMPLER(_ARG) ratio; every request by default.
-      const sampleRatio = ratioOf(o.sampleRatio, env, warnings);
-      settings.otlp = { endpoint: endpoint.replace(/\/+$/, ''), protocol, metrics: bool(o.metrics, 'otlp.metrics', false), metricsIntervalMs: seconds * 1000, batchDelayMs, ...(sampleRatio === undefined ? {} : { sampleRatio }) };
+      // The share of requests traced: the section's sampleRatio, else the standard
+      // OTEL_TRACES_SAMPLER(_ARG); every request by default. A caller's decision is followed, but
+      // for the samplers that are not parent-based.
+      const { sampleRatio, ignoreCaller } = samplerOf(o.sampleRatio, env, warnings);
+      settings.otlp = {
+        endpoint: endpoint.replace(/\/+$/, ''), protocol, metrics: bool(o.metrics, 'otlp.metrics', false), metricsIntervalMs: seconds * 1000, batchDelayMs,
+        ...(sampleRatio === undefined ? {} : { sampleRatio }), ...(ignoreCaller ? { ignoreCaller } : {}),
+      };
     }
   }
   return { settings, warnings };
 }
 
 
-/** A trace sampling ratio in [0, 1] from the section, or from OTEL_TRACES_SAMPLER / _ARG; undefined: every request. */
-function ratioOf(v: unknown, env: NodeJS.ProcessEnv, warnings: string[]): number | undefined {
+/**
+ * The trace sampler, from the section's sampleRatio (parent-based), or from the standard
+ * OTEL_TRACES_SAMPLER / _ARG: a ratio in [0, 1] (undefined: every request), and `ignoreCaller`
+ * for the samplers that are not parent-based (`always_on`, `always_off`, `traceidratio`).
+ */
+function samplerOf(v: unknown, env: NodeJS.ProcessEnv, warnings: string[]): { sampleRatio?: number; ignoreCaller?: true } {
   if (v !== undefined) {
-    if (typeof v === 'number' && v >= 0 && v <= 1) return v;
+    if (typeof v === 'number' && v >= 0 && v <= 1) return { sampleRatio: v };
     warnings.push('telemetry.otlp.sampleRatio must be a number from 0 to 1; tracing every request');
-    return undefined;
+    return {};
   }
-  const sampler = env.OTEL_TRACES_SAMPLER?.toLowerCase();
-  if (sampler === 'always_off' || sampler === 'parentbased_always_off') return 0;
-  if (sampler !== 'traceidratio' && sampler !== 'parentbased_traceidratio') return undefined;
-  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
-  return arg >= 0 && arg <= 1 ? arg : 1;
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
+  if (sampler === undefined || sampler === '') return {};
+  const ignoreCaller = !sampler.startsWith('parentbased_') ? { ignoreCaller: true as const } : {};
+  switch (sampler.replace(/^parentbased_/, '')) {
+    case 'always_on': return ignoreCaller;
+    case 'always_off': return { sampleRatio: 0, ...ignoreCaller };
+    case 'traceidratio': {
+      const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
+      if (!(arg >= 0 && arg <= 1)) warnings.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, not "${env.OTEL_TRACES_SAMPLER_ARG}"; tracing every request`);
+      return { sampleRatio: arg >= 0 && arg <= 1 ? arg : 1, ...ignoreCaller };
+    }
+    default:
+      warnings.push(`OTEL_TRACES_SAMPLER "${env.OTEL_TRACES_SAMPLER}" is not supported (always_on, always_off, traceidratio, and their parentbased_ forms); tracing every request`);
+      return {};
+  }
 }

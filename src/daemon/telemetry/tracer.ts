@@ -66,6 +66,7 @@ interface TracingDeps {
   secrets: () => readonly string[];
   dropped: (n: number) => void;
   batchDelayMs: number;
+  log: (line: string) => void;
 }
 
 export interface Tracing {
@@ -92,17 +93,25 @@ export async function createTracing(d: TracingDeps): Promise<Tracing> {
   // work shares the same core, and handing the records over (copying them, waking the thread) only
   // adds to it.
   const thread = d.settings.otlp.exportThread ?? (availableParallelism() > 1 ? 'worker' : 'request');
-  const sink = thread === 'worker' ? await startWorker(setup, d.dropped) : await inThread(setup, d.dropped);
-  const ratio = d.settings.otlp.sampleRatio;
+  const sink = thread === 'worker'
+    ? await startWorker(setup, d.dropped, d.log).catch((e: unknown) => {
+      d.log(`telemetry: the span export thread did not start (${(e as Error).message}); exporting from the request thread`);
+      return inThread(setup, d.dropped);
+    })
+    : await inThread(setup, d.dropped);
+  const { sampleRatio: ratio, ignoreCaller } = d.settings.otlp;
   const pending = new Set<Promise<void>>();
   const content = d.settings.captureContent;
   return {
-    // A caller's sampling decision is followed; a request of its own is traced at the ratio asked.
-    // A request left out gets no span at all.
+    // A caller's sampling decision is followed (but by the samplers that decide alone); a request
+    // of its own is traced at the ratio asked, and one of a caller's trace by its trace id, as
+    // every service sampling that trace decides. A request left out gets no span at all.
     startSpan: (_id, info) => {
       const caller = info.headers?.traceparent === undefined ? undefined : callerContext(info.headers);
-      if (caller) return (caller.traceFlags & 1) === 1 ? new RequestSpan(sink, info, content, d.secrets, pending, caller) : new UnsampledSpan(caller.traceId);
-      return ratio !== undefined && ratio < 1 && Math.random() >= ratio ? undefined : new RequestSpan(sink, info, content, d.secrets, pending, undefined);
+      const traced = caller && !ignoreCaller ? (caller.traceFlags & 1) === 1
+        : ratio === undefined || ratio >= 1 || (caller ? idShare(caller.traceId) < ratio : Math.random() < ratio);
+      if (traced) return new RequestSpan(sink, info, content, d.secrets, pending, caller);
+      return caller ? new UnsampledSpan(caller.traceId) : undefined;
     },
     async close() {
       await Promise.allSettled([...pending]);
@@ -120,27 +129,32 @@ async function inThread(setup: WorkerSetup, dropped: (n: number) => void): Promi
   };
 }
 
-async function startWorker(setup: WorkerSetup, dropped: (n: number) => void): Promise<SpanSink> {
+async function startWorker(setup: WorkerSetup, dropped: (n: number) => void, log: (line: string) => void): Promise<SpanSink> {
   const worker = new Worker(workerUrl(), { workerData: { ...setup, spanWorker: true } satisfies WorkerSetup });
   // The daemon's exit never waits on it; close() ends it.
   worker.unref();
   const outbox = new Outbox(worker, dropped, Math.min(HANDOFF_MS, setup.batchDelayMs));
   let closed!: () => void;
   const done = new Promise<void>((resolve) => { closed = resolve; });
+  let ready = false;
+  let closing = false;
+  // After it started: spans from then on are dropped (counted), and the log says why once.
+  const died = (why: string) => { if (ready && !closing) log(`telemetry: the span export thread stopped (${why}); spans are dropped until the daemon restarts`); ready = false; };
   await new Promise<void>((resolve, reject) => {
     worker.on('message', (m: FromWorker) => {
       if (m.type === 'took') outbox.took(m.took, m.dropped);
-      else if (m.type === 'ready') resolve();
+      else if (m.type === 'ready') { ready = true; resolve(); }
       else if (m.type === 'failed') reject(new Error(`telemetry: the span exporter did not start: ${m.message}`));
       else closed();
     });
     // A worker that dies takes nothing more: what is handed to it from then on is counted as dropped.
-    worker.on('error', (e) => { outbox.lost(); reject(e); closed(); });
-    worker.on('exit', () => { outbox.lost(); reject(new Error('telemetry: the span worker exited')); closed(); });
+    worker.on('error', (e) => { died(e.message); outbox.lost(); reject(e); closed(); });
+    worker.on('exit', (code) => { died(`exit code ${code}`); outbox.lost(); reject(new Error('telemetry: the span worker exited')); closed(); });
   }).catch(async (e: unknown) => { await worker.terminate(); throw e; });
   return {
     add: (r) => outbox.add(r),
     async close() {
+      closing = true;
       outbox.handOff();
       worker.postMessage({ type: 'close' } satisfies ToWorker);
       await done;
@@ -148,6 +162,9 @@ async function startWorker(setup: WorkerSetup, dropped: (n: number) => void): Pr
     },
   };
 }
+
+/** Where a trace id falls in [0, 1): its last 8 hex digits (random in W3C trace ids) as a fraction. */
+const idShare = (traceId: string): number => parseInt(traceId.slice(-8), 16) / 2 ** 32;
 
 /** The caller's span context from its W3C traceparent (and tracestate), when valid. */
 function callerContext(headers: TrackStart['headers']): SpanContext | undefined {
