@@ -56,6 +56,7 @@ const scenarios: Array<{ id: string; path: string; body: string; subscriber?: bo
   // Team mode (#22): native and the Messages door translated, on a PostgreSQL store, with the key that has limits.
   { id: 'native-openai-limited', limited: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
   { id: 'team-pg-native-openai', store: true, limited: true, path: '/openai/v1/chat/completions', body: body('gpt-5.4') },
+  { id: 'messages-openai-limited', limited: true, path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
   { id: 'team-pg-messages-openai', store: true, limited: true, path: '/v1/messages', body: JSON.stringify({ model: 'openai/gpt-5.4', max_tokens: 64, system: 'You are a terse assistant.', messages: [{ role: 'user', content: 'Say hello in five words.' }] }) },
 ];
 
