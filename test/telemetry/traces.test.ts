@@ -97,6 +97,21 @@ for (const exportThread of ['worker', 'request'] as const) describe(`spans expor
       expect(gw.mocks.anthropic.requests[0]!.headers.traceparent).toBe(`00-${request!.traceId}-${call!.spanId}-01`);
     });
 
+    it('the caller\'s tracestate travels on with its trace, through a translated door as through a native one', async () => {
+      const g = await start(exportThread);
+      const tracestate = 'vendor=abc123,other=x';
+      const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json', traceparent: TRACEPARENT, tracestate };
+      const body = JSON.stringify({ model: 'gpt-5.4', max_tokens: 16, messages: [{ role: 'user', content: PROMPT }] });
+      expect((await fetch(`${g.url}/v1/messages`, { method: 'POST', headers, body })).status).toBe(200);
+      expect((await fetch(`${g.url}/openai/v1/chat/completions`, { method: 'POST', headers, body })).status).toBe(200);
+      const sent = g.mocks.openai.requests;
+      expect(sent).toHaveLength(2);
+      for (const r of sent) {
+        expect(r.headers.traceparent).toMatch(new RegExp(`^00-${PARENT_TRACE}-[0-9a-f]{16}-01$`));
+        expect(r.headers.tracestate).toBe(tracestate);
+      }
+    });
+
     it('a native request is one span, and its provider call carries its context onward', async () => {
       const g = await start(exportThread);
       const res = await fetch(`${g.url}/openai/v1/chat/completions`, {

@@ -15,7 +15,12 @@ export async function callProvider(run: DoorRun, call: UpstreamCall, stream: boo
   let outcome: CallOutcome;
   const headers = gatewayCallHeaders(p.id, route.providerKey, { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...call.headers });
   const traceparent = tracker.traceparent();
-  if (traceparent) headers.traceparent = traceparent;
+  if (traceparent) {
+    headers.traceparent = traceparent;
+    // The caller's vendor entries travel with its trace, as the native doors pass them on.
+    const tracestate = run.req.headers.tracestate;
+    if (typeof tracestate === 'string' && tracestate !== '') headers.tracestate = tracestate;
+  }
   try {
     outcome = await callUpstream(ctx.upstreams.dispatcher(p.id), {
       method: 'POST', path: upstreamPath(p, call.path), body: JSON.stringify(call.body), headers,
