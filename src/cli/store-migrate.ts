@@ -26,7 +26,7 @@ import { openDatabase, type Database } from '../daemon/store/sqlite.js';
 import { daemonIdOf, type SharedStore } from '../daemon/store/shared-store.js';
 import { parseResponsesSettings, RESPONSES_DB_FILE, retentionStart, type Row as ResponseRow } from '../daemon/store/responses.js';
 import { migrate as migrateUsage } from '../daemon/observe/usage/schema.js';
-import { DAY_MS, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type RollupTable, type UsageRow } from '../daemon/observe/usage/store.js';
+import { DAY_MS, historyNames, ROLLUP_KEYS, rollupsBeyond, USAGE_DB_FILE, UsageStore, type RollupTable, type UsageRow } from '../daemon/observe/usage/store.js';
 import { PULL_COLUMNS, ROLLUPS_NOTICE, USAGE_CHANNEL, USAGE_LOCK } from '../daemon/observe/usage/team-history.js';
 import { requestsAfter } from '../daemon/observe/usage/queries.js';
 import { LEDGER_DAYS } from '../daemon/limits/sqlite-store.js';
@@ -226,8 +226,7 @@ async function copyUsage(pool: pg.Pool, db: Database, daemon: string): Promise<C
  */
 async function copyRollups(pool: pg.Pool, db: Database, scratch: string, daemon: string): Promise<Copied> {
   const out: Copied = { copied: 0, already: 0 };
-  const names = [...new Set([daemon, ...(db.prepare(`SELECT daemon FROM requests WHERE daemon <> ''
-    UNION SELECT daemon FROM hourly WHERE daemon <> '' UNION SELECT daemon FROM daily WHERE daemon <> ''`).all() as Array<{ daemon: string }>).map((r) => r.daemon)])];
+  const names = [...new Set([daemon, ...historyNames(db)])];
   const rows = await UsageStore.open(scratch);
   try {
     for (let after = 0; ;) {

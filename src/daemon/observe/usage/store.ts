@@ -251,6 +251,16 @@ export const ROLLUP_KEYS: Readonly<Record<RollupTable, readonly string[]>> = {
   latency_hourly: ['hour', 'provider', 'metric', 'bucket'], latency_daily: ['day', 'provider', 'metric'],
 };
 
+/** The daemon names `db`'s history carries: its request rows' and its rollups' (not '', rows from before daemons were named). */
+export function historyNames(db: Database): string[] {
+  const rows = db.prepare(`SELECT daemon FROM requests WHERE daemon <> ''
+    UNION SELECT daemon FROM hourly WHERE daemon <> '' UNION SELECT daemon FROM daily WHERE daemon <> ''`).all() as Array<{ daemon: string }>;
+  return rows.map((r) => r.daemon);
+}
+
+/** The sums of a rollup row `m` less those of its twin `x` (absent: nothing). */
+const SUMS_LESS = SUM_COLUMNS.map((c) => `m.${c} - coalesce(x.${c}, 0) AS ${c}`).join(', ');
+
 /**
  * What `db`'s rollups hold beyond the request rows of the usage.db at `rowsDb` (made from the
  * same rows, and any pruned from `db` that are known elsewhere): each rollup row's sums less what
@@ -264,13 +274,13 @@ export function rollupsBeyond(db: Database, rowsDb: string, daemon: string): Rol
     const named = "CASE WHEN daemon = '' THEN ? ELSE daemon END AS daemon";
     for (const [table, period] of [['hourly', 'hour'], ['daily', 'day']] as const) {
       const keys = ROLLUP_KEYS[table];
-      const rows = db.prepare(`SELECT ${keys.map((k) => `m.${k}`).join(', ')}, m.key_name, ${SUM_COLUMNS.map((c) => `m.${c} - coalesce(x.${c}, 0) AS ${c}`).join(', ')}
+      const rows = db.prepare(`SELECT ${keys.map((k) => `m.${k}`).join(', ')}, m.key_name, ${SUMS_LESS}
         FROM (SELECT ${period}, key_id, provider, model, key_label, ${named}, max(key_name) AS key_name, ${SUM_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
               FROM main.${table} GROUP BY 1, 2, 3, 4, 5, 6) m
         LEFT JOIN r.${table} x USING (${keys.join(', ')}) WHERE m.requests > coalesce(x.requests, 0)`).all(daemon);
       for (const row of rows) out.push({ table, row: { ...row } });
     }
-    for (const row of db.prepare(`SELECT m.hour, ${SUM_COLUMNS.map((c) => `m.${c} - coalesce(x.${c}, 0) AS ${c}`).join(', ')}
+    for (const row of db.prepare(`SELECT m.hour, ${SUMS_LESS}
         FROM main.hourly_totals m LEFT JOIN r.hourly_totals x USING (hour) WHERE m.requests > coalesce(x.requests, 0)`).all()) {
       out.push({ table: 'hourly_totals', row: { ...row } });
     }
@@ -420,9 +430,7 @@ export class UsageStore {
       const add = this.statements.get('INSERT OR IGNORE INTO usage_own_names (store, name) VALUES (?, ?)');
       const known = this.statements.get('SELECT 1 FROM usage_own_names WHERE store = ?').get(store) !== undefined;
       if (!known && this.pulledUpTo(store) === 0) {
-        const names = this.db.prepare(`SELECT daemon FROM requests WHERE daemon IS NOT NULL AND daemon <> ''
-          UNION SELECT daemon FROM hourly WHERE daemon <> '' UNION SELECT daemon FROM daily WHERE daemon <> ''`).all() as Array<{ daemon: string }>;
-        for (const { daemon: name } of names) add.run(store, name);
+        for (const name of historyNames(this.db)) add.run(store, name);
       }
       if (daemon) add.run(store, daemon);
     });
