@@ -14,6 +14,7 @@ import type { Upstreams } from './relay/upstream.js';
 import type { Limiter } from './limits/limiter.js';
 import type { PriceTable } from './observe/usage/prices.js';
 import type { SharedStore } from './store/shared-store.js';
+import type { AnswerGate } from './http/answer-gate.js';
 
 export interface DaemonSettings {
   bodyLimitBytes: number;
@@ -46,6 +47,8 @@ export interface DaemonContext {
   limits: Limiter;
   /** Team mode: the PostgreSQL store the daemons share (`--store`); absent on a laptop (SQLite). */
   shared?: SharedStore;
+  /** Team mode: holds each turn's answers until the usage journal has their rows (http/answer-gate.ts). */
+  answers?: AnswerGate;
   /** Responses API answers kept for previous_response_id and GET /v1/responses/{id}: SQLite on a laptop, the shared store in team mode. */
   responses: ResponseStore;
   /** Set only when `usage.logBodies` is on: request paths check it once per request. */

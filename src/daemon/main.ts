@@ -207,7 +207,7 @@ export async function runDaemon(opts: RunDaemonOptions): Promise<{ url: string; 
   // A daemon on port 0 is named by the port it got (`<hostname>:0` would be every such daemon's).
   const servedId = opts.port === 0 && !process.env.GATEWAY_DAEMON_ID?.trim() ? daemonIdOf(process.env, daemon.port) : daemonId;
   if (history) {
-    recorder = recordUsage(history, daemon.ctx.bus, log, { daemon: servedId, ...(shared ? { shared } : {}) });
+    recorder = recordUsage(history, daemon.ctx.bus, log, { daemon: servedId, ...(shared ? { shared } : {}), ...(daemon.ctx.answers ? { answers: daemon.ctx.answers } : {}) });
     storeBodies(history, recorder, daemon.ctx, log);
   }
 

@@ -43,6 +43,7 @@ import { buildPriceTable, readShippedPrices, type PriceTable } from './observe/u
 import { METRICS_PATH, startTelemetry, TELEMETRY_DEFAULTS, type TelemetrySettings } from './telemetry/index.js';
 import { exposureOf, type Exposure } from './http/exposure.js';
 import { notePeer, peerOf } from './http/peer.js';
+import { AnswerGate } from './http/answer-gate.js';
 
 
 /** A handler mounted by another module (dashboard, usage API); returns false when the path is not its. */
@@ -156,7 +157,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const teamLimits = opts.shared ? new TeamLimitStore({ shared: opts.shared, stateDir: opts.stateDir, clock, log }) : undefined;
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
-    ...(opts.shared ? { shared: opts.shared } : {}),
+    ...(opts.shared ? { shared: opts.shared, answers: new AnswerGate() } : {}),
     responses: opts.shared
       ? new PgResponseStore(opts.shared, responsesConfig.settings, { clock, log })
       : new SqliteResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
@@ -287,7 +288,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       sendError(res, ge, protocolFor(path, req));
     });
   };
-  const server = tls ? createTlsServer({ ...serverOptions, ...tls }, handle) : createServer(serverOptions, handle);
+  const responses = ctx.answers ? { ServerResponse: ctx.answers.Response } : {};
+  const server = tls ? createTlsServer({ ...serverOptions, ...responses, ...tls }, handle) : createServer({ ...serverOptions, ...responses }, handle);
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {

@@ -42,7 +42,8 @@ describe('the journal', () => {
     finish(bus, 'req_1', 'm-1');
     finish(bus, 'req_2', 'm-2');
     rec.flush(); // these two are in usage.db (and still in the journal)
-    finish(bus, 'req_3', 'm-3'); // this one only in memory and the journal
+    finish(bus, 'req_3', 'm-3'); // this one only in memory and the journal (written at the end of the turn)
+    await new Promise((r) => setImmediate(r));
     expect(store.count()).toBe(2);
     store.db.close(); // the kill: nothing more is written
 

@@ -4,13 +4,17 @@
 // daemon that served it; a daemon SIGKILLed mid-load and started again loses no row its clients
 // got an answer for and doubles none; PostgreSQL stopped under load costs no request and no row;
 // and a laptop daemon (no store) records its daemon without an outbox.
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredRequest, UsageGroup } from '../../src/daemon/observe/usage/queries.js';
 import { UsageStore } from '../../src/daemon/observe/usage/store.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/wait.js';
 import { dashboardSession, startGatewayProcess, type GatewayProcess } from './gateway-process.js';
 
 let postgres: TestPostgres;
@@ -208,6 +212,46 @@ describe('team usage history on one PostgreSQL', () => {
     expect(inStore.filter((r) => r.n !== 1)).toEqual([]);
     console.log(`outage test: ${served.size} requests, ${IDS.map((id) => `${id} ${count(id, stoppedAt) - count(id, startedAt)}`).join(', ')} served during the ${startedAt - stoppedAt} ms the store was down`);
   }, 180_000);
+});
+
+describe('an answer and its journaled row', () => {
+  // The journal writes each turn's rows at the end of the turn; the answers of that turn wait for
+  // the write. Here the journal is a FIFO with no reader: the daemon's open of it waits (in the
+  // kernel's wait_for_partner) until the test reads it. Whatever of the answer the daemon had sent
+  // by then is in this client's socket by the next turn; none may be, and the answer comes once
+  // the row is read out of the journal.
+  it('the client gets its answer only after the request\'s row is in the journal (what makes a SIGKILL lose no answered row)', async () => {
+    const gw = await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: 'team-j' });
+    try {
+      const key = (await gw.cli(['keys', 'create', '--name', 'journaled'])).stdout.trim();
+      // The first segment of a fresh daemon's journal, opened with its first row.
+      const journal = join(gw.dir, 'usage.journal.1');
+      execFileSync('mkfifo', [journal]);
+      const body = JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] });
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      const received: Buffer[] = [];
+      socket.on('data', (d: Buffer) => received.push(d));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(`POST /gemini/v1beta/models/journaled-1:generateContent HTTP/1.1\r\nhost: x\r\nx-goog-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      await until('the daemon waiting to open its journal', () => readFileSync(`/proc/${gw.pid}/wchan`, 'utf8') === 'wait_for_partner', 30_000, 10);
+      await new Promise((r) => setImmediate(r)); // one turn: bytes already sent are read by now
+      expect(Buffer.concat(received).toString()).toBe('');
+
+      const reader = await open(journal, 'r');
+      let line = '';
+      while (!line.includes('\n')) {
+        const { bytesRead, buffer } = await reader.read(Buffer.alloc(65536), 0, 65536, null);
+        if (bytesRead === 0) break;
+        line += buffer.subarray(0, bytesRead).toString();
+      }
+      await reader.close();
+      expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ model: 'journaled-1', status: 200, daemon: 'team-j' });
+      await closed;
+      expect(Buffer.concat(received).toString()).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
 });
 
 describe('laptop mode', () => {

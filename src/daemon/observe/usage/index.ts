@@ -11,6 +11,7 @@ import { parseUsageSettings, type UsageSettings } from './settings.js';
 import { USAGE_DB_FILE, UsageStore } from './store.js';
 import { TeamHistory } from './team-history.js';
 import type { SharedStore } from '../../store/shared-store.js';
+import type { AnswerGate } from '../../http/answer-gate.js';
 import type { Database } from '../../store/sqlite.js';
 
 export interface UsageSummary {
@@ -75,15 +76,18 @@ export async function openUsageHistory(opts: { dir: string; config: unknown; log
 /**
  * Records every request in the history. `who.daemon` names this daemon in each row. With
  * `who.shared` (team mode) the rows are journaled as they finish, written with their outbox
- * entries, and the returned `team` sends them to the shared store and reads the other daemons'.
+ * entries, and the returned `team` sends them to the shared store and reads the other daemons';
+ * `who.answers` (the server's) holds each turn's answers until the journal has their rows.
  */
-export function recordUsage(h: UsageHistory, bus: EventBus, log: (line: string) => void, who: { daemon?: string; shared?: SharedStore } = {}): UsageRecorder {
+export function recordUsage(
+  h: UsageHistory, bus: EventBus, log: (line: string) => void, who: { daemon?: string; shared?: SharedStore; answers?: AnswerGate } = {},
+): UsageRecorder {
   let team: TeamHistory | undefined;
   const recorder = new UsageRecorder({
     store: h.store, bus, prices: h.prices, log,
     retentionDays: h.settings.retentionDays, rollupRetentionDays: h.settings.rollupRetentionDays,
     ...(who.daemon ? { daemon: who.daemon } : {}),
-    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { team?.soon(); } } } : {}),
+    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { team?.soon(); }, ...(who.answers ? { answers: who.answers } : {}) } } : {}),
   }).start();
   if (who.shared) {
     team = new TeamHistory({ store: h.store, shared: who.shared, ...(who.daemon ? { daemon: who.daemon } : {}), log, retentionDays: () => recorder.retention.retentionDays }).start();

@@ -1,11 +1,14 @@
 // Team mode's promise that a killed daemon loses no usage row. A finished request's row waits in
 // memory for its batch (recorder.ts), up to half a second; here it is also appended to a journal
-// file as the request ends: one write(2), in the kernel before the event handler returns, so it
-// outlives a SIGKILL (as SQLite's WAL commits do; a power cut is another matter). The journal is a
-// run of segments: a new one each batch tick, and a segment is deleted once every row in it is in
-// usage.db. Rows are written in the order they were appended, so "every row of segment k is
-// written" is "the rows written (or dropped) number at least those appended up to k's end". A
-// daemon that starts after a crash replays what is left, skipping rows usage.db already has.
+// file. The rows of the requests that end in one event-loop turn go in one write(2), at the end of
+// that turn (setImmediate), before any of their answers leaves: the server holds each answer's
+// last bytes until then (http/answer-gate.ts). In the kernel, the rows outlive a SIGKILL (as
+// SQLite's WAL commits do; a power cut is another matter); one write per turn instead of one per
+// request is most of what the journal saves a busy daemon. The journal is a run of segments: a new
+// one each batch tick, and a segment is deleted once every row in it is in usage.db. Rows are
+// written in the order they were appended, so "every row of segment k is written" is "the rows
+// written (or dropped) number at least those appended up to k's end". A daemon that starts after
+// a crash replays what is left, skipping rows usage.db already has.
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsageRow } from './store.js';
@@ -48,6 +51,10 @@ export class RowJournal {
   /** Closed segments and the appended count at their end. */
   private readonly closed: Array<{ path: string; end: number }> = [];
   private failed = false;
+  /** Rows appended and not written yet (this turn's), as the lines to write. */
+  private pending = '';
+  private pendingLines = 0;
+  private scheduled = false;
 
   /** Starts after any segment already in `dir` (one a failed replay kept). */
   constructor(private readonly dir: string, private readonly log: (line: string) => void = () => {}) {
@@ -57,26 +64,40 @@ export class RowJournal {
   private get path(): string { return join(this.dir, `${PREFIX}${this.seq}`); }
 
   /**
-   * On the request path: one write. A failure (a full disk) costs durability, never the request.
-   * Returns the row's JSON (the team's usage push sends it as it is).
+   * On the request path: the row's JSON, written with the others of this turn at its end (flush()).
+   * Returns the JSON (the team's usage push sends it as it is).
    */
   append(row: UsageRow): string {
     this.appended++;
     const json = JSON.stringify(row);
+    this.pending += `${json}\n`;
+    this.pendingLines++;
+    if (!this.scheduled) { this.scheduled = true; setImmediate(this.flushed); }
+    return json;
+  }
+
+  private readonly flushed = (): void => { this.scheduled = false; this.flush(); };
+
+  /** Writes the rows appended since the last write, in one write. A failure (a full disk) costs durability, never the request. */
+  flush(): void {
+    if (this.pendingLines === 0) return;
+    const [text, lines] = [this.pending, this.pendingLines];
+    this.pending = '';
+    this.pendingLines = 0;
     try {
       this.fd ??= openSync(this.path, 'a', 0o600);
-      writeSync(this.fd, `${json}\n`);
-      this.lines++;
+      writeSync(this.fd, text);
+      this.lines += lines;
       this.failed = false;
     } catch (e) {
       if (!this.failed) this.log(`usage: could not write the journal in ${this.dir} (${(e as Error).message}); rows wait in memory only until written`);
       this.failed = true;
     }
-    return json;
   }
 
   /** Starts a new segment (each batch tick), so the rows being written can be let go of as a whole. */
   rotate(): void {
+    this.flush();
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;

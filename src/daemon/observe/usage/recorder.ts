@@ -13,6 +13,7 @@ import { USAGE_DEFAULTS } from './settings.js';
 import { BatchWriter } from '../../store/batch-writer.js';
 import { readJournal, RowJournal } from './journal.js';
 import type { TeamHistory } from './team-history.js';
+import type { AnswerGate } from '../../http/answer-gate.js';
 import { startCheckpointer, type Checkpointer } from '../../store/sqlite.js';
 import { ServedModels } from './served-models.js';
 import { floorHour, int, type BodyRow, type UsageRow, type UsageStore } from './store.js';
@@ -83,10 +84,11 @@ export interface RecorderOptions {
   /** This daemon's name in each row it records (shared-store.ts daemonIdOf). */
   daemon?: string;
   /**
-   * Team mode: each row also goes to the journal in this directory as its request ends, and into
-   * the outbox with its batch; `onWritten` is told after each batch that wrote rows.
+   * Team mode: each row also goes to the journal in this directory as its request ends (written
+   * at the end of the turn, before the server's `answers` gate lets that turn's answers go), and
+   * into the outbox with its batch; `onWritten` is told after each batch that wrote rows.
    */
-  team?: { journalDir: string; onWritten?: () => void };
+  team?: { journalDir: string; onWritten?: () => void; answers?: AnswerGate };
 }
 
 export class UsageRecorder {
@@ -157,6 +159,7 @@ export class UsageRecorder {
 
   start(): this {
     if (this.o.team) this.replayJournal(this.o.team.journalDir);
+    if (this.journal) this.o.team?.answers?.waitFor(() => this.journal!.flush());
     this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev));
     const flush = setInterval(() => this.drain(), this.opts.flushIntervalMs);
     const prune = setInterval(() => this.prune(), this.opts.pruneIntervalMs);
@@ -363,6 +366,7 @@ export class UsageRecorder {
     this.timers = [];
     this.flush();
     this.journal?.close(this.written + this.rows.stats.dropped);
+    this.o.team?.answers?.waitFor(undefined);
     await this.team?.close();
     await this.checkpointer?.stop();
     this.store.close();

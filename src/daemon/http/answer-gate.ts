@@ -1,0 +1,65 @@
+// Team mode's usage journal (observe/usage/journal.ts) writes the rows of the requests that ended
+// in one event-loop turn in one write, at the end of the turn. Its promise, that a SIGKILL loses
+// no row of a request whose client got its answer, then needs each answer's last bytes to leave
+// after that write: the server's responses (this ServerResponse) hold their end, and whatever of
+// the body res.write still holds corked for this tick, until the journal has written. Every
+// request path records its end (tracker.finish/fail, which journals the row) in the same turn it
+// ends the response, or earlier, so the write at the turn's end covers it. A stream's earlier
+// chunks are not held: only the end that completes the answer.
+import { ServerResponse, type IncomingMessage } from 'node:http';
+
+type End = (...args: unknown[]) => unknown;
+const end = ServerResponse.prototype.end as End;
+
+export class AnswerGate {
+  private before: (() => void) | undefined;
+  private held: Array<{ res: ServerResponse; args: unknown[] }> = [];
+
+  /** The ServerResponse class the server is made with. */
+  readonly Response: typeof ServerResponse<IncomingMessage>;
+
+  constructor() {
+    const gate = this;
+    this.Response = class GatedResponse extends ServerResponse<IncomingMessage> {
+      endHeld = false;
+      override end(...args: unknown[]): this {
+        if (this.endHeld) return this; // a second end, as Node takes one: nothing more
+        if (gate.before === undefined || this.destroyed) return end.apply(this, args) as this;
+        this.endHeld = true;
+        // Bytes written earlier this tick are still corked (res.write uncorks on the next tick):
+        // they wait with the end, which uncorks it all.
+        this.socket?.cork();
+        gate.hold(this, args);
+        return this;
+      }
+    };
+    // A held end is an end to those who ask (a handler checking before it writes more).
+    Object.defineProperty(this.Response.prototype, 'writableEnded', {
+      get(this: ServerResponse & { endHeld: boolean }) { return this.endHeld || this.finished; },
+    });
+  }
+
+  /**
+   * `fn` runs before the answers ended in a turn leave (the journal's write of that turn's rows).
+   * Without it (none yet, or the journal closed), ends are not held.
+   */
+  waitFor(fn: (() => void) | undefined): void {
+    this.before = fn;
+    if (fn === undefined) this.release();
+  }
+
+  private hold(res: ServerResponse, args: unknown[]): void {
+    if (this.held.length === 0) setImmediate(this.release);
+    this.held.push({ res, args });
+  }
+
+  private readonly release = (): void => {
+    if (this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    this.before?.();
+    for (const { res, args } of held) {
+      try { end.apply(res, args); } catch (e) { res.destroy(e as Error); }
+    }
+  };
+}
