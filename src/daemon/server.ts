@@ -157,7 +157,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const teamLimits = opts.shared ? new TeamLimitStore({ shared: opts.shared, stateDir: opts.stateDir, clock, log }) : undefined;
   const ctx: DaemonContext = {
     keys, providerKeys, settings, clock,
-    ...(opts.shared ? { shared: opts.shared, answers: new AnswerGate() } : {}),
+    ...(opts.shared ? { shared: opts.shared } : {}),
     responses: opts.shared
       ? new PgResponseStore(opts.shared, responsesConfig.settings, { clock, log })
       : new SqliteResponseStore(opts.stateDir, responsesConfig.settings, clock, log),
@@ -175,6 +175,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     stats: new Stats(),
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };
+  // Team mode: answers wait for their usage rows' journal write (http/answer-gate.ts).
+  if (opts.shared) ctx.answers = new AnswerGate(() => ctx.stats.inFlight === 0);
   if (teamLimits) ctx.limits.warm();
   const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
   const telemetry = await startTelemetry(ctx, { settings: opts.telemetry ?? TELEMETRY_DEFAULTS, prices: opts.prices, host, adminToken, log });

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,24 +215,37 @@ describe('team usage history on one PostgreSQL', () => {
 });
 
 describe('an answer and its journaled row', () => {
-  // The journal writes each turn's rows at the end of the turn; the answers of that turn wait for
-  // the write. Here the journal is a FIFO with no reader: the daemon's open of it waits (in the
-  // kernel's wait_for_partner) until the test reads it. Whatever of the answer the daemon had sent
-  // by then is in this client's socket by the next turn; none may be, and the answer comes once
-  // the row is read out of the journal.
-  it('the client gets its answer only after the request\'s row is in the journal (what makes a SIGKILL lose no answered row)', async () => {
-    const gw = await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: 'team-j' });
+  // The journal writes each turn's rows at the end of the turn (or at once, when the request was
+  // the last one in flight); the answers wait for the write. Here the journal is a FIFO with no
+  // reader: the daemon's open of it waits (in the kernel's wait_for_partner) until the test reads
+  // it. Whatever of the answer the daemon had sent by then is in this client's socket by the next
+  // turn; none may be, and the answer comes once the row is read out of the journal.
+  async function answeredAfterItsRow(otherInFlight: boolean): Promise<void> {
+    const daemon = otherInFlight ? 'team-j2' : 'team-j1';
+    const gw = await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: daemon });
+    const sockets: Socket[] = [];
+    const send = (model: string, key: string) => {
+      const body = JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] });
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      sockets.push(socket);
+      socket.write(`POST /gemini/v1beta/models/${model}:generateContent HTTP/1.1\r\nhost: x\r\nx-goog-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return socket;
+    };
     try {
-      const key = (await gw.cli(['keys', 'create', '--name', 'journaled'])).stdout.trim();
+      const key = (await gw.cli(['keys', 'create', '--name', `journaled-${daemon}`])).stdout.trim();
+      if (otherInFlight) {
+        // A request the provider never answers: in flight throughout, so the answer below is held for the turn's write.
+        gw.mocks.gemini.setHandler((r) => (r.url.includes('never-answered') ? { hang: true } : undefined));
+        send('never-answered', key);
+        await gw.mocks.gemini.waitForRequests(1, 30_000);
+      }
       // The first segment of a fresh daemon's journal, opened with its first row.
       const journal = join(gw.dir, 'usage.journal.1');
       execFileSync('mkfifo', [journal]);
-      const body = JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] });
-      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
       const received: Buffer[] = [];
+      const socket = send('journaled-1', key);
       socket.on('data', (d: Buffer) => received.push(d));
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      socket.write(`POST /gemini/v1beta/models/journaled-1:generateContent HTTP/1.1\r\nhost: x\r\nx-goog-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       await until('the daemon waiting to open its journal', () => readFileSync(`/proc/${gw.pid}/wchan`, 'utf8') === 'wait_for_partner', 30_000, 10);
       await new Promise((r) => setImmediate(r)); // one turn: bytes already sent are read by now
       expect(Buffer.concat(received).toString()).toBe('');
@@ -244,13 +257,23 @@ describe('an answer and its journaled row', () => {
         if (bytesRead === 0) break;
         line += buffer.subarray(0, bytesRead).toString();
       }
-      await reader.close();
-      expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ model: 'journaled-1', status: 200, daemon: 'team-j' });
+      expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ model: 'journaled-1', status: 200, daemon });
       await closed;
       expect(Buffer.concat(received).toString()).toMatch(/^HTTP\/1\.1 200 /);
+      await reader.close();
     } finally {
+      for (const s of sockets) s.destroy();
+      gw.mocks.gemini.setHandler(undefined);
       await gw.close();
     }
+  }
+
+  it('the client gets its answer only after the request\'s row is in the journal (what makes a SIGKILL lose no answered row)', async () => {
+    await answeredAfterItsRow(false);
+  }, 60_000);
+
+  it('the same with other requests in flight, when the journal writes at the end of the turn', async () => {
+    await answeredAfterItsRow(true);
   }, 60_000);
 });
 

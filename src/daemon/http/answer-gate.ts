@@ -6,6 +6,12 @@
 // request path records its end (tracker.finish/fail, which journals the row) in the same turn it
 // ends the response, or earlier, so the write at the turn's end covers it. A stream's earlier
 // chunks are not held: only the end that completes the answer.
+//
+// When the row just journaled was the last request in flight (a quiet daemon: one client at a
+// time), there is nothing to gather: the journal writes at once and the answers go, before the
+// rest of the request's end (telemetry, log) rather than after the whole turn. With none in
+// flight, every tracked request has had its end recorded, and so its row journaled (a request
+// counts as in flight until that call, which journals the row), so no answer leaves ahead of its row.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 
 type End = (...args: unknown[]) => unknown;
@@ -18,7 +24,8 @@ export class AnswerGate {
   /** The ServerResponse class the server is made with. */
   readonly Response: typeof ServerResponse<IncomingMessage>;
 
-  constructor() {
+  /** `quiet`: no tracked request is in flight (see the top of this file). */
+  constructor(private readonly quiet: () => boolean = () => false) {
     const gate = this;
     this.Response = class GatedResponse extends ServerResponse<IncomingMessage> {
       endHeld = false;
@@ -46,6 +53,11 @@ export class AnswerGate {
   waitFor(fn: (() => void) | undefined): void {
     this.before = fn;
     if (fn === undefined) this.release();
+  }
+
+  /** A row was journaled (not written yet): on a quiet daemon it is written and the answers go now. */
+  appended(): void {
+    if (this.held.length > 0 && this.quiet()) this.release();
   }
 
   private hold(res: ServerResponse, args: unknown[]): void {

@@ -243,6 +243,7 @@ export class UsageRecorder {
         };
         if (this.journal) {
           const json = this.journal.append(row);
+          this.o.team?.answers?.appended();
           this.team?.remember(row.requestId, json);
         }
         this.rows.add(row);
