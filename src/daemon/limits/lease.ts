@@ -49,6 +49,8 @@ export class Lease {
   written = 0;
   /** Settlements waiting for the write-back that carries them. */
   waiters: Array<() => void> = [];
+  /** What every settlement since the last write-back started waits on (one promise for them all, not one each). */
+  nextWrite: Promise<void> | undefined;
 
   constructor(readonly grant: Grant, private readonly budget: boolean) {}
 

@@ -91,6 +91,8 @@ export class TeamLimitStore implements LimitStore {
   private readonly locals = new Set<SqliteLimitStore>();
   /** The local store holding each claim reserved locally, by request id. */
   private readonly localClaims = new Map<string, SqliteLimitStore>();
+  /** A lease write-back's promise (every settlement under the lease until it goes shares one) and its bounded wait: one timer per write-back, not per request. */
+  private readonly leaseWrites = new WeakMap<Promise<void>, Promise<void>>();
   /**
    * Requests whose reservation may have reached the store unanswered and that nothing here will
    * settle (refused on the share, or for failing closed), with their keys: voided once it answers.
@@ -175,7 +177,12 @@ export class TeamLimitStore implements LimitStore {
       return;
     }
     // Admitted under a lease: its lease's write-back carries it, kept and sent again until the store has it.
-    if (this.pg.holds(claim.requestId)) return bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement').catch(() => {});
+    if (this.pg.holds(claim.requestId)) {
+      const wrote = this.pg.settle(claim, used);
+      let waited = this.leaseWrites.get(wrote);
+      if (!waited) this.leaseWrites.set(wrote, (waited = bounded(wrote, WRITE_WAIT_MS, 'a settlement').catch(() => {})));
+      return waited;
+    }
     if (this.o.shared.status().connected) {
       try {
         await bounded(this.pg.settle(claim, used), WRITE_WAIT_MS, 'a settlement');

@@ -161,8 +161,10 @@ export type Subscriber = (event: GatewayEvent) => void;
 export class EventBus {
   private subs = new Set<Subscriber>();
 
-  subscribe(fn: Subscriber): () => void {
-    this.subs.add(fn);
+  /** `first`: before those already subscribed (team mode's usage journal, which answers wait for). */
+  subscribe(fn: Subscriber, first = false): () => void {
+    if (first) this.subs = new Set([fn, ...this.subs]);
+    else this.subs.add(fn);
     return () => { this.subs.delete(fn); };
   }
 
