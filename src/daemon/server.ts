@@ -176,7 +176,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     now: opts.now ?? (() => Math.floor(Date.now() / 1000)),
   };
   // Team mode: answers wait for their usage rows' journal write (http/answer-gate.ts).
-  if (opts.shared) ctx.answers = new AnswerGate(() => ctx.stats.inFlight === 0);
+  if (opts.shared) ctx.answers = new AnswerGate(() => ctx.stats.inFlight);
   if (teamLimits) ctx.limits.warm();
   const adminToken = opts.adminToken ?? (await import('node:crypto')).randomBytes(32).toString('base64url');
   const telemetry = await startTelemetry(ctx, { settings: opts.telemetry ?? TELEMETRY_DEFAULTS, prices: opts.prices, host, adminToken, log });

@@ -215,12 +215,12 @@ describe('team usage history on one PostgreSQL', () => {
 });
 
 describe('an answer and its journaled row', () => {
-  // The journal writes each turn's rows at the end of the turn (or at once, when the request was
-  // the last one in flight); the answers wait for the write. Here the journal is a FIFO with no
-  // reader: the daemon's open of it waits (in the kernel's wait_for_partner) until the test reads
-  // it. Whatever of the answer the daemon had sent by then is in this client's socket by the next
-  // turn; none may be, and the answer comes once the row is read out of the journal.
-  async function answeredAfterItsRow(otherInFlight: boolean): Promise<void> {
+  // The journal writes each turn's rows at the end of the turn, and the answers wait for the write;
+  // a request alone in flight is answered at once and its row written right after. Here the
+  // journal is a FIFO with no reader: the daemon's open of it waits (in the kernel's
+  // wait_for_partner) until the test reads it. Whatever of the answer the daemon had sent by then
+  // is in this client's socket by the next turn.
+  async function journaledRow(otherInFlight: boolean): Promise<void> {
     const daemon = otherInFlight ? 'team-j2' : 'team-j1';
     const gw = await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: daemon });
     const sockets: Socket[] = [];
@@ -246,9 +246,17 @@ describe('an answer and its journaled row', () => {
       const socket = send('journaled-1', key);
       socket.on('data', (d: Buffer) => received.push(d));
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      await until('the daemon waiting to open its journal', () => readFileSync(`/proc/${gw.pid}/wchan`, 'utf8') === 'wait_for_partner', 30_000, 10);
-      await new Promise((r) => setImmediate(r)); // one turn: bytes already sent are read by now
-      expect(Buffer.concat(received).toString()).toBe('');
+      const blocked = () => readFileSync(`/proc/${gw.pid}/wchan`, 'utf8') === 'wait_for_partner';
+      await until('the daemon waiting to open its journal', blocked, 30_000, 10);
+      if (otherInFlight) {
+        await new Promise((r) => setImmediate(r)); // one turn: bytes already sent are read by now
+        expect(Buffer.concat(received).toString()).toBe('');
+      } else {
+        // Alone in flight: its answer went first, and its row is being written right after it, before anything else.
+        // The whole answer: its status line and, chunked, its last chunk.
+        await until('the lone answer', () => /^HTTP\/1\.1 200 [\s\S]*\r\n0\r\n\r\n$/.test(Buffer.concat(received).toString()), 30_000, 10);
+        expect(blocked()).toBe(true);
+      }
 
       const reader = await open(journal, 'r');
       let line = '';
@@ -268,12 +276,12 @@ describe('an answer and its journaled row', () => {
     }
   }
 
-  it('the client gets its answer only after the request\'s row is in the journal (what makes a SIGKILL lose no answered row)', async () => {
-    await answeredAfterItsRow(false);
+  it('with other requests in flight, the client gets its answer only after the request\'s row is in the journal (what makes a SIGKILL under load lose no answered row)', async () => {
+    await journaledRow(true);
   }, 60_000);
 
-  it('the same with other requests in flight, when the journal writes at the end of the turn', async () => {
-    await answeredAfterItsRow(true);
+  it('a request alone in flight gets its answer at once, and its row is written right after it, before the daemon does anything else', async () => {
+    await journaledRow(false);
   }, 60_000);
 });
 

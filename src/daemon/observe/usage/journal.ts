@@ -2,7 +2,8 @@
 // memory for its batch (recorder.ts), up to half a second; here it is also appended to a journal
 // file. The rows of the requests that end in one event-loop turn go in one write(2), at the end of
 // that turn (setImmediate), before any of their answers leaves: the server holds each answer's
-// last bytes until then (http/answer-gate.ts). In the kernel, the rows outlive a SIGKILL (as
+// last bytes until then (http/answer-gate.ts; a request alone in flight is written at once, just
+// after its answer, as that file says). In the kernel, the rows outlive a SIGKILL (as
 // SQLite's WAL commits do; a power cut is another matter); one write per turn instead of one per
 // request is most of what the journal saves a busy daemon. The journal is a run of segments: a new
 // one each batch tick, and a segment is deleted once every row in it is in usage.db. Rows are
