@@ -220,22 +220,35 @@ describe('an answer and its journaled row', () => {
   // journal is a FIFO with no reader: the daemon's open of it waits (in the kernel's
   // wait_for_partner) until the test reads it. Whatever of the answer the daemon had sent by then
   // is in this client's socket by the next turn.
-  async function journaledRow(otherInFlight: boolean): Promise<void> {
-    const daemon = otherInFlight ? 'team-j2' : 'team-j1';
+  //
+  // `kind`: an answer (its row recorded as its response ends, or just after); a request refused
+  // before it is tracked (a bad proxy key: its row is recorded before its error is sent); a
+  // request that fails after it is tracked (a provider's answer that is not JSON: its record ends,
+  // then the error boundary sends the error). In the last two the row is journaled before the
+  // answer ends, so the request no longer counts as in flight when it does.
+  type Kind = 'answer' | 'refused' | 'failed';
+  const EXPECTED: Record<Kind, { status: number; row: Record<string, unknown>; last: RegExp }> = {
+    answer: { status: 200, row: { model: 'journaled-1' }, last: /\r\n0\r\n\r\n$/ },
+    refused: { status: 401, row: { provider: 'gemini', errorCode: 'invalid_api_key' }, last: /\}$/ },
+    failed: { status: 502, row: { provider: 'gemini', path: '/v1/chat/completions' }, last: /\}$/ },
+  };
+  async function journaledRow(otherInFlight: boolean, kind: Kind = 'answer'): Promise<void> {
+    const daemon = `team-j${otherInFlight ? 2 : 1}-${kind}`;
     const gw = await startGatewayProcess({ GATEWAY_STORE_URL: url, GATEWAY_DAEMON_ID: daemon });
     const sockets: Socket[] = [];
-    const send = (model: string, key: string) => {
-      const body = JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] });
+    const post = (path: string, headers: string, body: string) => {
       const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
       sockets.push(socket);
-      socket.write(`POST /gemini/v1beta/models/${model}:generateContent HTTP/1.1\r\nhost: x\r\nx-goog-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\n${headers}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return socket;
     };
+    const send = (model: string, key: string) => post(`/gemini/v1beta/models/${model}:generateContent`, `x-goog-api-key: ${key}\r\n`, JSON.stringify({ contents: [{ parts: [{ text: 'hi' }] }] }));
     try {
       const key = (await gw.cli(['keys', 'create', '--name', `journaled-${daemon}`])).stdout.trim();
+      gw.mocks.gemini.setHandler((r) => (r.url.includes('never-answered') ? { hang: true }
+        : r.url.includes('journaled-1') && kind === 'failed' ? { status: 200, headers: { 'content-type': 'application/json' }, body: 'not json' } : undefined));
       if (otherInFlight) {
         // A request the provider never answers: in flight throughout, so the answer below is held for the turn's write.
-        gw.mocks.gemini.setHandler((r) => (r.url.includes('never-answered') ? { hang: true } : undefined));
         send('never-answered', key);
         await gw.mocks.gemini.waitForRequests(1, 30_000);
       }
@@ -243,18 +256,21 @@ describe('an answer and its journaled row', () => {
       const journal = join(gw.dir, 'usage.journal.1');
       execFileSync('mkfifo', [journal]);
       const received: Buffer[] = [];
-      const socket = send('journaled-1', key);
+      const socket = kind === 'refused' ? send('journaled-1', 'sk-proxy-not-a-key')
+        : kind === 'failed' ? post('/v1/chat/completions', `authorization: Bearer ${key}\r\n`, JSON.stringify({ model: 'gemini/journaled-1', messages: [{ role: 'user', content: 'hi' }] }))
+        : send('journaled-1', key);
       socket.on('data', (d: Buffer) => received.push(d));
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
       const blocked = () => readFileSync(`/proc/${gw.pid}/wchan`, 'utf8') === 'wait_for_partner';
       await until('the daemon waiting to open its journal', blocked, 30_000, 10);
+      const { status, row, last } = EXPECTED[kind];
       if (otherInFlight) {
         await new Promise((r) => setImmediate(r)); // one turn: bytes already sent are read by now
         expect(Buffer.concat(received).toString()).toBe('');
       } else {
         // Alone in flight: its answer went first, and its row is being written right after it, before anything else.
-        // The whole answer: its status line and, chunked, its last chunk.
-        await until('the lone answer', () => /^HTTP\/1\.1 200 [\s\S]*\r\n0\r\n\r\n$/.test(Buffer.concat(received).toString()), 30_000, 10);
+        // The whole answer: its status line and its last bytes.
+        await until('the lone answer', () => new RegExp(`^HTTP/1\\.1 ${status} `).test(Buffer.concat(received).toString()) && last.test(Buffer.concat(received).toString()), 30_000, 10);
         expect(blocked()).toBe(true);
       }
 
@@ -265,9 +281,9 @@ describe('an answer and its journaled row', () => {
         if (bytesRead === 0) break;
         line += buffer.subarray(0, bytesRead).toString();
       }
-      expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ model: 'journaled-1', status: 200, daemon });
+      expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ ...row, status, daemon });
       await closed;
-      expect(Buffer.concat(received).toString()).toMatch(/^HTTP\/1\.1 200 /);
+      expect(Buffer.concat(received).toString()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       await reader.close();
     } finally {
       for (const s of sockets) s.destroy();
@@ -282,6 +298,14 @@ describe('an answer and its journaled row', () => {
 
   it('a request alone in flight gets its answer at once, and its row is written right after it, before the daemon does anything else', async () => {
     await journaledRow(false);
+  }, 60_000);
+
+  it('a request refused before it is tracked, beside one other in flight, gets its error only after its row is in the journal', async () => {
+    await journaledRow(true, 'refused');
+  }, 60_000);
+
+  it('a request whose record ends before its error is sent, beside one other in flight, gets the error only after its row is in the journal', async () => {
+    await journaledRow(true, 'failed');
   }, 60_000);
 });
 

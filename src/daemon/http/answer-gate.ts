@@ -12,14 +12,25 @@
 // nothing in flight). Its row then trails its answer by those few microseconds, as every row did
 // before the journal wrote by turns; holding a lone answer for its row cost one client at a time
 // 8 points of throughput here (bench/ab.ts --store --conc 1: 79% of SQLite's req/s held, 88%
-// not, 87% before) and ~35 µs at the median, for a window no load makes wider.
+// not, 87% before) and ~35 µs at the median, for a window no load makes wider. Not so an answer
+// sent after its request's record ended (an error the server's boundary sends, a refusal): its
+// row is journaled already and the request no longer counts in flight, so with one other request
+// in flight the row waits for the turn's write, and the answer waits with it.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 
 type End = (...args: unknown[]) => unknown;
 const end = ServerResponse.prototype.end as End;
 
+/** The usage journal as the gate sees it (observe/usage/journal.ts). */
+export interface GateJournal {
+  /** Rows are journaled and not written yet. */
+  readonly unwritten: boolean;
+  /** Writes them. */
+  flush(): void;
+}
+
 export class AnswerGate {
-  private before: (() => void) | undefined;
+  private journal: GateJournal | undefined;
   private held: Array<{ res: ServerResponse; args: unknown[] }> = [];
 
   /** The ServerResponse class the server is made with. */
@@ -32,8 +43,9 @@ export class AnswerGate {
       endHeld = false;
       override end(...args: unknown[]): this {
         if (this.endHeld) return this; // a second end, as Node takes one: nothing more
-        // Alone in flight (or untracked beside one other): it goes now, its row right after (appended()).
-        if (gate.before === undefined || this.destroyed || gate.inFlight() <= 1) return end.apply(this, args) as this;
+        // Alone in flight (or untracked beside one other), no row waiting: it goes now, its row right after (appended()).
+        const j = gate.journal;
+        if (j === undefined || this.destroyed || (gate.inFlight() <= 1 && !j.unwritten)) return end.apply(this, args) as this;
         this.endHeld = true;
         // Bytes written earlier this tick are still corked (res.write uncorks on the next tick):
         // they wait with the end, which uncorks it all.
@@ -49,12 +61,12 @@ export class AnswerGate {
   }
 
   /**
-   * `fn` runs before the answers ended in a turn leave (the journal's write of that turn's rows).
-   * Without it (none yet, or the journal closed), ends are not held.
+   * The answers ended in a turn leave after `journal` wrote that turn's rows. Without one (none
+   * yet, or the journal closed), ends are not held.
    */
-  waitFor(fn: (() => void) | undefined): void {
-    this.before = fn;
-    if (fn === undefined) this.release();
+  waitFor(journal: GateJournal | undefined): void {
+    this.journal = journal;
+    if (journal === undefined) this.release();
   }
 
   /**
@@ -63,7 +75,7 @@ export class AnswerGate {
    */
   appended(): void {
     if (this.inFlight() > 0) return;
-    this.before?.();
+    this.journal?.flush();
     this.release();
   }
 
@@ -76,7 +88,7 @@ export class AnswerGate {
     if (this.held.length === 0) return;
     const held = this.held;
     this.held = [];
-    this.before?.(); // nothing to write when appended() just wrote
+    this.journal?.flush(); // nothing to write when appended() just wrote
     for (const { res, args } of held) {
       try { end.apply(res, args); } catch (e) { res.destroy(e as Error); }
     }

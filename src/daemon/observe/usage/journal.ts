@@ -79,6 +79,9 @@ export class RowJournal {
 
   private readonly flushed = (): void => { this.scheduled = false; this.flush(); };
 
+  /** Rows are appended and not written yet (the server holds an answer while one is: http/answer-gate.ts). */
+  get unwritten(): boolean { return this.pendingLines > 0; }
+
   /** Writes the rows appended since the last write, in one write. A failure (a full disk) costs durability, never the request. */
   flush(): void {
     if (this.pendingLines === 0) return;

@@ -159,7 +159,7 @@ export class UsageRecorder {
 
   start(): this {
     if (this.o.team) this.replayJournal(this.o.team.journalDir);
-    if (this.journal) this.o.team?.answers?.waitFor(() => this.journal!.flush());
+    if (this.journal) this.o.team?.answers?.waitFor(this.journal);
     // With a journal the server's answers wait for their rows' write (http/answer-gate.ts): built first, before other subscribers' work.
     this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev), this.journal !== undefined);
     const flush = setInterval(() => this.drain(), this.opts.flushIntervalMs);
