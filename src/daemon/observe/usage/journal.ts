@@ -10,7 +10,7 @@
 // written in the order they were appended, so "every row of segment k is written" is "the rows
 // written (or dropped) number at least those appended up to k's end". A daemon that starts after
 // a crash replays what is left, skipping rows usage.db already has.
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rm, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsageRow } from './store.js';
 
@@ -111,14 +111,23 @@ export class RowJournal {
     this.seq++;
   }
 
-  /** `done` rows, counted from the first appended, are in usage.db (or were given up): their closed segments go. */
+  /**
+   * `done` rows, counted from the first appended, are in usage.db (or were given up): their closed
+   * segments go. Unlinked off the event loop: a busy half second's segment is megabytes, whose
+   * unlink held every request for about a millisecond (0.8–1.2 ms for 3.5 MB here). One a crash
+   * leaves behind is replayed at the next start, its rows skipped as usage.db has them.
+   */
   release(done: number): void {
-    while (this.closed.length > 0 && this.closed[0]!.end <= done) rmSync(this.closed.shift()!.path, { force: true });
+    this.drop(done, (path) => rm(path, { force: true }, (e) => { if (e) this.log(`usage: could not delete the journal segment ${path} (${e.message}); its rows are skipped when it is read again`); }));
   }
 
-  /** Closes the journal; with every row written, nothing of it stays behind. */
+  /** Closes the journal; with every row written, nothing of it stays behind (deleted before this returns). */
   close(done: number): void {
     this.rotate();
-    this.release(done);
+    this.drop(done, (path) => rmSync(path, { force: true }));
+  }
+
+  private drop(done: number, unlink: (path: string) => void): void {
+    while (this.closed.length > 0 && this.closed[0]!.end <= done) unlink(this.closed.shift()!.path);
   }
 }
