@@ -47,10 +47,8 @@ export class Lease {
   /** Raised by every change; the row has `written` (the grant is version 0). */
   version = 0;
   written = 0;
-  /** Settlements waiting for the write-back that carries them. */
-  waiters: Array<() => void> = [];
-  /** What every settlement since the last write-back started waits on (one promise for them all, not one each). */
-  nextWrite: Promise<void> | undefined;
+  /** What every settlement since the last write-back started waits on: the next write-back that carries them (one promise for them all, not one each). */
+  nextWrite: { promise: Promise<void>; done: () => void } | undefined;
 
   constructor(readonly grant: Grant, private readonly budget: boolean) {}
 

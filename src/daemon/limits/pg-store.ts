@@ -337,7 +337,12 @@ export class PgLimitStore implements LimitStore {
   /** `lease` changed: its state goes with the next batch. */
   private changed(lease: Lease, delay = SETTLE_BATCH_MS): Promise<void> {
     this.dirty.add(lease);
-    const wrote = lease.nextWrite ??= new Promise<void>((done) => lease.waiters.push(done));
+    if (!lease.nextWrite) {
+      let done!: () => void;
+      const promise = new Promise<void>((resolve) => { done = resolve; });
+      lease.nextWrite = { promise, done };
+    }
+    const wrote = lease.nextWrite.promise;
     if (delay > SETTLE_BATCH_MS) {
       this.retry ??= setTimeout(() => { this.retry = undefined; void this.flush(); }, delay);
       this.retry.unref();
@@ -401,7 +406,7 @@ export class PgLimitStore implements LimitStore {
       // Each lease's latest state, and the settlements it carries.
       const sent = leases.filter((l) => l.version > l.written);
       const states = sent.map((l) => l.state());
-      const waiters = leases.flatMap((l) => { l.nextWrite = undefined; return l.waiters.splice(0); });
+      const waiters = leases.flatMap((l) => { const w = l.nextWrite; l.nextWrite = undefined; return w ? [w.done] : []; });
       try {
         await this.record(batch.map((q) => q.row), states);
         for (const q of batch) q.done();
