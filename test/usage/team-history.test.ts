@@ -56,6 +56,26 @@ describe('the journal', () => {
     await rec2.close();
     expect(readdirSync(dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
   });
+
+  it('what a daemon from before the journal\'s own directory left in the state directory is replayed by the next one', async () => {
+    const path = join(dir, 'usage.db');
+    const store = await UsageStore.open(path);
+    const bus = new EventBus();
+    // The former layout: segments beside usage.db.
+    new UsageRecorder({ store, bus, prices, flushIntervalMs: 3_600_000, maxBatch: 1e9, backgroundCheckpoints: false, daemon: 'd1', team: { journalDir: dir } }).start();
+    finish(bus, 'req_1', 'm-1');
+    await new Promise((r) => setImmediate(r));
+    expect(readdirSync(dir).filter((f) => f.startsWith('usage.journal'))).toHaveLength(1);
+    store.db.close(); // killed before its batch
+
+    const again = await UsageStore.open(path);
+    const journalDir = join(dir, 'usage-journal');
+    const rec = new UsageRecorder({ store: again, bus: new EventBus(), prices, backgroundCheckpoints: false, daemon: 'd1', team: { journalDir, formerJournalDir: dir } }).start();
+    expect(recentRequests(again.db, { limit: 10 }).rows.map((r) => r.requestId)).toEqual(['req_1']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
+    await rec.close();
+    expect(readdirSync(journalDir)).toEqual([]);
+  });
 });
 
 describe('an older usage.db', () => {

@@ -253,7 +253,7 @@ describe('an answer and its journaled row', () => {
         await gw.mocks.gemini.waitForRequests(1, 30_000);
       }
       // The first segment of a fresh daemon's journal, opened with its first row.
-      const journal = join(gw.dir, 'usage.journal.1');
+      const journal = join(gw.dir, 'usage-journal', 'usage.journal.1');
       execFileSync('mkfifo', [journal]);
       const received: Buffer[] = [];
       const socket = kind === 'refused' ? send('journaled-1', 'sk-proxy-not-a-key')
@@ -325,7 +325,7 @@ describe('laptop mode', () => {
       expect(table).not.toContain('solo-0');
       expect(table).toContain('raise --limit');
       expect((await gw.cli(['stop'])).code).toBe(0);
-      expect(readdirSync(gw.dir).filter((f) => f.startsWith('usage.journal'))).toEqual([]);
+      expect(readdirSync(gw.dir).filter((f) => f.startsWith('usage.journal') || f === 'usage-journal')).toEqual([]);
       const store = await UsageStore.open(join(gw.dir, 'usage.db'));
       expect(store.outboxSize()).toBe(0);
       store.close();

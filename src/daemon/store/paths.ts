@@ -24,6 +24,13 @@ export const FILES = {
   teamConfig: 'team-config.json',
   /** Team mode: config.json as it was before a daemon joining a team took the team's shared sections. */
   configBeforeTeam: 'config.before-team.json',
+  /**
+   * Team mode: the usage journal's segments (observe/usage/journal.ts), in a directory of their
+   * own: the state directory is watched for config.json and keys.json (store/watch-file.ts), and
+   * every write in it wakes that watcher (an inotify event: two reads and a callback). With one
+   * client at a time the journal writes once per request, and that cost the daemon ~6 µs a request.
+   */
+  journal: 'usage-journal',
   /** Held while config.json or key-pools.json is read, changed and written back (store/state-lock.ts). */
   configLock: 'config.lock',
 } as const;

@@ -9,6 +9,7 @@ import { refusalCounts, usageGroups, usageTotals, hourRange, type GroupBy, type 
 import { UsageRecorder } from './recorder.js';
 import { parseUsageSettings, type UsageSettings } from './settings.js';
 import { USAGE_DB_FILE, UsageStore } from './store.js';
+import { FILES } from '../../store/paths.js';
 import { TeamHistory } from './team-history.js';
 import type { SharedStore } from '../../store/shared-store.js';
 import type { AnswerGate } from '../../http/answer-gate.js';
@@ -87,7 +88,7 @@ export function recordUsage(
     store: h.store, bus, prices: h.prices, log,
     retentionDays: h.settings.retentionDays, rollupRetentionDays: h.settings.rollupRetentionDays,
     ...(who.daemon ? { daemon: who.daemon } : {}),
-    ...(who.shared ? { team: { journalDir: dirname(h.store.path), onWritten: () => { team?.soon(); }, ...(who.answers ? { answers: who.answers } : {}) } } : {}),
+    ...(who.shared ? { team: { journalDir: join(dirname(h.store.path), FILES.journal), formerJournalDir: dirname(h.store.path), onWritten: () => { team?.soon(); }, ...(who.answers ? { answers: who.answers } : {}) } } : {}),
   }).start();
   if (who.shared) {
     team = new TeamHistory({ store: h.store, shared: who.shared, ...(who.daemon ? { daemon: who.daemon } : {}), log, retentionDays: () => recorder.retention.retentionDays }).start();

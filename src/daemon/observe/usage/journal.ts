@@ -10,7 +10,7 @@
 // written in the order they were appended, so "every row of segment k is written" is "the rows
 // written (or dropped) number at least those appended up to k's end". A daemon that starts after
 // a crash replays what is left, skipping rows usage.db already has.
-import { closeSync, openSync, readdirSync, readFileSync, rm, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rm, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsageRow } from './store.js';
 
@@ -27,9 +27,9 @@ function segments(dir: string): Segment[] {
     .sort((a, b) => a.seq - b.seq);
 }
 
-/** What a crashed daemon's journal still holds: its rows, and a function that deletes those segments once they are safe. */
-export function readJournal(dir: string): { rows: UsageRow[]; discard(): void } {
-  const segs = segments(dir);
+/** What a crashed daemon's journal still holds (in `dirs`, in order): its rows, and a function that deletes those segments once they are safe. */
+export function readJournal(dirs: string[]): { rows: UsageRow[]; discard(): void } {
+  const segs = dirs.flatMap(segments);
   const rows: UsageRow[] = [];
   for (const s of segs) {
     let text: string;
@@ -59,6 +59,7 @@ export class RowJournal {
 
   /** Starts after any segment already in `dir` (one a failed replay kept). */
   constructor(private readonly dir: string, private readonly log: (line: string) => void = () => {}) {
+    try { mkdirSync(dir, { recursive: true, mode: 0o700 }); } catch { /* its first write says why */ }
     this.seq = (segments(dir).at(-1)?.seq ?? 0) + 1;
   }
 

@@ -88,7 +88,11 @@ export interface RecorderOptions {
    * at the end of the turn, before the server's `answers` gate lets that turn's answers go), and
    * into the outbox with its batch; `onWritten` is told after each batch that wrote rows.
    */
-  team?: { journalDir: string; onWritten?: () => void; answers?: AnswerGate };
+  /**
+   * `formerJournalDir`: where daemons before the journal had a directory of its own kept its
+   * segments (the state directory); what one left there is replayed too.
+   */
+  team?: { journalDir: string; formerJournalDir?: string; onWritten?: () => void; answers?: AnswerGate };
 }
 
 export class UsageRecorder {
@@ -158,7 +162,10 @@ export class UsageRecorder {
   }
 
   start(): this {
-    if (this.o.team) this.replayJournal(this.o.team.journalDir);
+    if (this.o.team) {
+      const { journalDir, formerJournalDir } = this.o.team;
+      this.replayJournal(formerJournalDir === undefined ? [journalDir] : [formerJournalDir, journalDir]);
+    }
     if (this.journal) this.o.team?.answers?.waitFor(this.journal);
     // With a journal the server's answers wait for their rows' write (http/answer-gate.ts): built first, before other subscribers' work.
     this.unsubscribe = this.o.bus.subscribe((ev) => this.onEvent(ev), this.journal !== undefined);
@@ -308,8 +315,8 @@ export class UsageRecorder {
    * Rows a killed daemon had journaled: those usage.db does not have yet are written now, with
    * their outbox entries; the journal goes once they are safe (kept for the next start otherwise).
    */
-  private replayJournal(dir: string): void {
-    const { rows, discard } = readJournal(dir);
+  private replayJournal(dirs: string[]): void {
+    const { rows, discard } = readJournal(dirs);
     if (rows.length === 0) { discard(); return; }
     try {
       let added = 0;
@@ -317,7 +324,7 @@ export class UsageRecorder {
       discard();
       if (added > 0) this.opts.log(`usage: recovered ${added} request rows from the journal of a daemon that stopped before writing them`);
     } catch (e) {
-      this.opts.log(`usage: could not replay the usage journal in ${dir} (${(e as Error).message}); kept for the next start`);
+      this.opts.log(`usage: could not replay the usage journal in ${dirs.join(' and ')} (${(e as Error).message}); kept for the next start`);
     }
   }
 
