@@ -128,6 +128,76 @@ describe('a key far from its limits', () => {
   });
 });
 
+describe('a busy key\'s lease', () => {
+  it('is renewed before it runs out: while the next is asked for, the other requests are admitted under it, and what it did not use comes back', async () => {
+    // A store whose reservation calls can be held (a slow round trip).
+    let held: Promise<void> | undefined;
+    let release = () => {};
+    const calls: string[] = [];
+    const p = pool(db.options.connectionString!);
+    const s = new PgLimitStore({
+      query: async (text, values) => {
+        calls.push(/limit_\w+/.exec(text)?.[0] ?? text);
+        if (held && text.includes('limit_reserve_many')) await held;
+        return p.query(text, values);
+      },
+    });
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 100_000, concurrency: 1000 };
+    const ok: Claim[] = [];
+    // A burst of 41: the first alone, then a lease of the 40 that waited for it.
+    const first = Array.from({ length: 41 }, (_, i) => claim(key, T0 + i));
+    for (const v of await Promise.all(first.map((c) => s.reserve(limits, c)))) expect(v).toEqual({ ok: true });
+    ok.push(...first);
+    // The next asks for a lease of about what was admitted lately (41), admitted under it.
+    const c0 = claim(key, T0 + 100);
+    expect(await s.reserve(limits, c0)).toEqual({ ok: true });
+    ok.push(c0);
+    await new Promise((r) => setImmediate(r)); // the call's end is done with (requests arrive in later events)
+    const reserveCalls = () => calls.filter((c) => c === 'limit_reserve_many').length;
+    const callsBefore = reserveCalls();
+    held = new Promise((r) => { release = r; });
+    // Requests one after another: admitted at once until three quarters of the lease is used...
+    let at = T0 + 200;
+    let immediate = 1;
+    for (;;) {
+      const c = claim(key, at++);
+      if (!s.admitNow(limits, c)) {
+        // ...then one asks for the next lease (its call is held),
+        const renewal = s.reserve(limits, c);
+        await until('the call for the next lease', () => reserveCalls() > callsBefore, 10_000, 5);
+        // and the rest of the lease still admits the others with no call.
+        let more = 0;
+        for (;;) {
+          const d = claim(key, at++);
+          if (!s.admitNow(limits, d)) break;
+          ok.push(d);
+          more++;
+        }
+        expect(immediate + more).toBe(41); // the whole lease is used, and none waited for the call
+        expect(reserveCalls()).toBe(callsBefore + 1);
+        release();
+        held = undefined;
+        expect(await renewal).toEqual({ ok: true });
+        ok.push(c);
+        break;
+      }
+      ok.push(c);
+      immediate++;
+    }
+    expect(immediate).toBe(Math.ceil(41 * 3 / 4));
+    // Once the next lease is granted, requests are admitted under it at once.
+    const last = claim(key, at++);
+    expect(s.admitNow(limits, last)).toBe(true);
+    ok.push(last);
+    await Promise.all(ok.map((c) => s.settle(c, { tokens: 50, usd: 0 })));
+    await s.close();
+    // Every lease closed gave back what it did not use: the window holds the requests admitted.
+    const c = await counters(key, at);
+    expect(c).toMatchObject({ requests: ok.length, tokens: ok.length * 50, open: 0 });
+  });
+});
+
 describe('three daemons leasing one key at once', () => {
   /** Bursts from the three stores at advancing admission times (`gap`: the longest step between bursts, ms); each verdict is told to `seen`. */
   async function drive(key: string, limits: KeyLimits, o: { steps: number; burst: number; gap?: number; over?: (rand: () => number) => Partial<Claim>; seen: (c: Claim, v: Verdict, s: PgLimitStore) => Promise<void> | void }) {

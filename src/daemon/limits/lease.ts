@@ -47,6 +47,8 @@ export class Lease {
   /** Raised by every change; the row has `written` (the grant is version 0). */
   version = 0;
   written = 0;
+  /** A reservation call went out after it was granted: the next lease is asked for (due() no more). */
+  nextAsked = false;
   /** What every settlement since the last write-back started waits on: the next write-back that carries them (one promise for them all, not one each). */
   nextWrite: { promise: Promise<void>; done: () => void } | undefined;
 
@@ -94,6 +96,16 @@ export class Lease {
   }
 
   get exhausted(): boolean { return this.admitted >= this.grant.requests; }
+
+  /**
+   * Time to ask for the next lease (pg-store.ts): three quarters of its requests admitted, or of
+   * its admission time gone by `at`, so that the next is granted before this one runs out. Asked
+   * once: a call that grants none leaves this one admitting until it runs out.
+   */
+  due(at: number): boolean {
+    const g = this.grant;
+    return !this.nextAsked && (this.admitted * 4 >= g.requests * 3 || (at - g.at) * 4 >= (g.until - g.at) * 3);
+  }
 
   /** Admission has ended and nothing admitted is in flight: the lease is a settled claim. */
   get finished(): boolean { return this.closed && this.flying.size === 0; }

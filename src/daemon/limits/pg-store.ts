@@ -19,7 +19,12 @@
 //   concurrency, its USD in the budget's holds. For LEASE_MS from its grant, this daemon admits
 //   the key's requests against it with no round trip while it has a request, the tokens, the USD
 //   and a slot left for them, in the grant's budget period; otherwise it asks for a new one (one
-//   call out per key at a time), whose call first closes the old. A request admitted under a
+//   call out per key at a time), whose call first closes the old. Once three quarters of a lease
+//   is used (its requests or its time), the next request asks for the next lease, and the others
+//   are admitted under this one meanwhile (it closes when the next is granted): a busy key's
+//   requests do not all wait a round trip each time a lease runs out (at 13,000 requests a
+//   second they did, 13 times a second, 1.7 ms each). While both are open, both count in the
+//   store, so other daemons have that much less headroom for the call's round trip. A request admitted under a
 //   lease settles into the lease: its state goes in absolute values (requests, tokens settled
 //   and held, USD settled and held, slots, spare parts, a version), with the settlements'
 //   batch, and `limit_lease_write` applies the difference from its row, ignoring a version it
@@ -174,6 +179,8 @@ export class PgLimitStore implements LimitStore {
       const r: Reservation = { limits, claim, done, failed };
       if (queued) { queued.push(r); return; }
       this.reserving.set(slot, []);
+      const lease = this.leases.get(slot);
+      if (lease) lease.nextAsked = true;
       void this.reserveBatch(slot, [r]);
     });
   }
@@ -209,6 +216,9 @@ export class PgLimitStore implements LimitStore {
   private admitLeased(slot: string, claim: Claim): boolean {
     const lease = this.leases.get(slot);
     if (!lease || !lease.fits(claim)) return false;
+    // Mostly used: this request asks for the next lease (reserve() sends it, with no call out for
+    // the key), and the others are admitted under this one meanwhile instead of all waiting.
+    if (!this.reserving.has(slot) && lease.due(claim.at)) return false;
     lease.admit(claim);
     this.leased.set(claim.requestId, lease);
     this.admitted(slot, claim.at);
@@ -225,14 +235,13 @@ export class PgLimitStore implements LimitStore {
   private async reserveBatch(slot: string, first: Reservation[]): Promise<void> {
     let batch = first;
     for (;;) {
-      // Those a lease granted meanwhile has room for need no call.
-      batch = batch.filter((r) => {
+      await this.send(slot, batch);
+      // Those that waited for it: the ones the lease granted meanwhile has room for need no call.
+      const next = this.reserving.get(slot)!.filter((r) => {
         if (!this.admitLeased(slot, r.claim)) return true;
         r.done({ ok: true });
         return false;
       });
-      if (batch.length > 0) await this.send(slot, batch);
-      const next = this.reserving.get(slot)!;
       if (next.length === 0) { this.reserving.delete(slot); return; }
       this.reserving.set(slot, next.slice(RESERVATIONS_PER_CALL));
       batch = next.slice(0, RESERVATIONS_PER_CALL);
@@ -261,10 +270,11 @@ export class PgLimitStore implements LimitStore {
     const b = limits.budget;
     const periods = batch.map(({ claim }) => (b ? periodAt(b.period, claim.at, limits.tz) : undefined));
     const col = <T>(f: (c: Claim) => T) => batch.map((r) => f(r.claim));
-    // The key's lease admitting until now closes with this call, and its leases' changes not written
-    // yet go with it: what they did not use comes back before the decision.
+    // The key's lease admitting until now closes with this call if it has no room for the first
+    // request (a lease asked for early keeps admitting until the next is granted: granted()), and
+    // its leases' changes not written yet go with it: what they did not use comes back before the decision.
     const old = this.leases.get(slot);
-    if (old) this.closeLease(slot, old);
+    if (old && !old.fits(batch[0]!.claim)) this.closeLease(slot, old);
     const closing = [...this.dirty].filter((l) => l.grant.keyId === keyId && l.version > l.written);
     const close = closing.map((l) => l.state());
     // Busy: several waiting, or several admitted lately; then a lease of about that many.
@@ -321,6 +331,8 @@ export class PgLimitStore implements LimitStore {
       id, keyId: slot.slice(0, slot.indexOf('\n')), at, until: Math.min(at + LEASE_MS, periodEnd), expiresAt: Number(r.lease_expires),
       requests: Number(r.lease_n), tokens: Number(r.lease_tokens), usd: Number(r.lease_usd), slots: Number(r.lease_slots),
     }, limits.budget !== undefined);
+    const before = this.leases.get(slot);
+    if (before) this.closeLease(slot, before);
     this.leases.set(slot, lease);
     setTimeout(() => this.closeLease(slot, lease), LEASE_MS).unref();
     return lease;
