@@ -129,7 +129,7 @@ describe('a key far from its limits', () => {
 });
 
 describe('a busy key\'s lease', () => {
-  it('is renewed before it runs out: while the next is asked for, the other requests are admitted under it, and what it did not use comes back', async () => {
+  it('is renewed before it runs out: while the next is asked for, the other requests are admitted under it; what it did not use comes back, and a request settled twice counts once', async () => {
     // A store whose reservation calls can be held (a slow round trip).
     let held: Promise<void> | undefined;
     let release = () => {};
@@ -191,6 +191,8 @@ describe('a busy key\'s lease', () => {
     expect(s.admitNow(limits, last)).toBe(true);
     ok.push(last);
     await Promise.all(ok.map((c) => s.settle(c, { tokens: 50, usd: 0 })));
+    // A second settlement of a request changes nothing.
+    await Promise.all(ok.slice(0, 5).map((c) => s.settle(c, { tokens: 50, usd: 0 })));
     await s.close();
     // Every lease closed gave back what it did not use: the window holds the requests admitted.
     const c = await counters(key, at);

@@ -41,8 +41,6 @@ export class Lease {
   private settledUsd = 0;
   /** Requests admitted under it and not settled yet: their worst case. */
   private readonly flying = new Map<string, { tokens: number; usd: number }>();
-  /** Every request admitted under it (a second settlement of one changes nothing). */
-  readonly ids = new Set<string>();
   closed = false;
   /** Raised by every change; the row has `written` (the grant is version 0). */
   version = 0;
@@ -69,7 +67,6 @@ export class Lease {
     this.admittedTokens += claim.tokens;
     this.admittedUsd += usd;
     this.flying.set(claim.requestId, { tokens: claim.tokens, usd });
-    this.ids.add(claim.requestId);
     this.version++;
   }
 
@@ -78,7 +75,6 @@ export class Lease {
     const f = this.flying.get(requestId);
     if (!f) return false;
     this.flying.delete(requestId);
-    this.ids.delete(requestId);
     this.admitted--;
     this.admittedTokens -= f.tokens;
     this.admittedUsd -= f.usd;

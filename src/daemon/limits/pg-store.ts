@@ -90,8 +90,6 @@ const DAY = 86_400_000;
 export const SETTLE_BATCH_MS = 25;
 /** How soon a lease's write-back that failed is sent again. */
 const LEASE_RETRY_MS = 1000;
-/** How long the requests of a settled lease are remembered (a second settlement of one changes nothing). */
-const LEASE_FORGET_MS = 60_000;
 /** Settlements per statement (a write-back after a long outage can hold many). */
 const ROWS_PER_BATCH = 1000;
 
@@ -140,8 +138,16 @@ export class PgLimitStore implements LimitStore {
   private sending: Promise<void> = Promise.resolve();
   /** Each key's (and limits') lease admitting now. */
   private readonly leases = new Map<string, Lease>();
-  /** The lease each request admitted under one belongs to, by request id, until the lease is settled and forgotten. */
+  /** The lease each request admitted under one belongs to, by request id, until it settles. */
   private readonly leased = new Map<string, Lease>();
+  /**
+   * Requests settled into their lease: a second settlement of one changes nothing. Their claims,
+   * not their ids: nothing is kept once the request is done with (the limiter settles each
+   * claim once; a busy daemon's ids kept a minute were ~800,000 map entries).
+   */
+  private readonly settledLeased = new WeakSet<Claim>();
+  /** Leases not yet settled and written in the store: a few per busy key. */
+  private readonly unsettled = new Set<Lease>();
   /** Leases whose state changed since it was last written. */
   private readonly dirty = new Set<Lease>();
   /** Each key's (and limits') admissions lately: the size of the lease asked for. */
@@ -191,8 +197,8 @@ export class PgLimitStore implements LimitStore {
   }
 
   /** Whether a request admitted by reserve() is held by a lease (its settlement goes into the lease's write-back, which never fails). */
-  holds(requestId: string): boolean {
-    return this.leased.has(requestId);
+  holds(claim: Claim): boolean {
+    return this.leased.has(claim.requestId) || this.settledLeased.has(claim);
   }
 
   /**
@@ -334,6 +340,7 @@ export class PgLimitStore implements LimitStore {
     const before = this.leases.get(slot);
     if (before) this.closeLease(slot, before);
     this.leases.set(slot, lease);
+    this.unsettled.add(lease);
     setTimeout(() => this.closeLease(slot, lease), LEASE_MS).unref();
     return lease;
   }
@@ -365,12 +372,10 @@ export class PgLimitStore implements LimitStore {
     return wrote;
   }
 
-  /** The store has `lease` up to version `v`; a lease settled there is forgotten a while later. */
+  /** The store has `lease` up to version `v`; a lease settled there is done with. */
   private wrote(lease: Lease, v: number): void {
     lease.written = Math.max(lease.written, v);
-    if (lease.finished && lease.written >= lease.version) {
-      setTimeout(() => { for (const id of lease.ids) if (this.leased.get(id) === lease) this.leased.delete(id); }, LEASE_FORGET_MS).unref();
-    }
+    if (lease.finished && lease.written >= lease.version) this.unsettled.delete(lease);
   }
 
   private verdict(limits: KeyLimits, claim: Claim, period: { start: number; end: number | undefined } | undefined, r: ReserveRow): Verdict {
@@ -393,9 +398,12 @@ export class PgLimitStore implements LimitStore {
     const lease = this.leased.get(claim.requestId);
     if (lease) {
       // Into its lease's totals; resolved once a write-back carrying them ended (one that failed is sent again).
+      this.leased.delete(claim.requestId);
+      this.settledLeased.add(claim);
       if (!lease.settle(claim.requestId, used)) return Promise.resolve();
       return this.changed(lease);
     }
+    if (this.settledLeased.has(claim)) return Promise.resolve();
     return new Promise<void>((done, failed) => {
       this.queue.push({ row: { requestId: claim.requestId, keyId: claim.keyId, at: claim.at, tokens: used.tokens, usd: used.usd }, done, failed });
       if (!this.timer) {
@@ -436,7 +444,7 @@ export class PgLimitStore implements LimitStore {
 
   /** The latest state of every lease the store does not have yet. */
   unwritten(): LeaseState[] {
-    const all = new Set<Lease>([...this.leases.values(), ...this.leased.values(), ...this.dirty]);
+    const all = new Set<Lease>([...this.leases.values(), ...this.unsettled, ...this.dirty]);
     return [...all].filter((l) => l.version > l.written).map((l) => l.state());
   }
 

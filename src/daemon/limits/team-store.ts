@@ -177,7 +177,7 @@ export class TeamLimitStore implements LimitStore {
       return;
     }
     // Admitted under a lease: its lease's write-back carries it, kept and sent again until the store has it.
-    if (this.pg.holds(claim.requestId)) {
+    if (this.pg.holds(claim)) {
       const wrote = this.pg.settle(claim, used);
       let waited = this.leaseWrites.get(wrote);
       if (!waited) this.leaseWrites.set(wrote, (waited = bounded(wrote, WRITE_WAIT_MS, 'a settlement').catch(() => {})));
