@@ -200,6 +200,37 @@ describe('a busy key\'s lease', () => {
   });
 });
 
+describe('a lease asked to be succeeded when the key\'s window is full', () => {
+  it('still admits the request that asked, under the lease, when the store grants none and refuses it', async () => {
+    const p = pool(db.options.connectionString!);
+    const q: Queryable = { query: (text, values) => p.query(text, values) };
+    const a = new PgLimitStore(q);
+    const key = `k${++seq}`;
+    const limits: KeyLimits = { rpm: 200 };
+    // A busy daemon: a burst, then a lease of about that many.
+    for (const v of await Promise.all(Array.from({ length: 41 }, (_, i) => a.reserve(limits, claim(key, T0 + i))))) expect(v).toEqual({ ok: true });
+    expect(await a.reserve(limits, claim(key, T0 + 100))).toEqual({ ok: true });
+    await new Promise((r) => setImmediate(r));
+    // Another daemon fills the window, request by request (a fresh store each time: no lease).
+    let at = T0 + 200;
+    for (let n = 0; ; n++) {
+      expect(n).toBeLessThan(200);
+      if (!(await new PgLimitStore(q).reserve(limits, claim(key, at++))).ok) break;
+    }
+    // The lease's requests until it asks to be succeeded; the one that asks is refused by the store, yet the lease has room.
+    let admitted = 0;
+    for (;;) {
+      const c = claim(key, at++);
+      if (a.admitNow(limits, c)) { admitted++; continue; }
+      expect(await a.reserve(limits, c)).toEqual({ ok: true });
+      break;
+    }
+    expect(admitted).toBeGreaterThan(0);
+    await a.close();
+    expect((await counters(key, at)).requests).toBeLessThanOrEqual(200);
+  });
+});
+
 describe('three daemons leasing one key at once', () => {
   /** Bursts from the three stores at advancing admission times (`gap`: the longest step between bursts, ms); each verdict is told to `seen`. */
   async function drive(key: string, limits: KeyLimits, o: { steps: number; burst: number; gap?: number; over?: (rand: () => number) => Partial<Claim>; seen: (c: Claim, v: Verdict, s: PgLimitStore) => Promise<void> | void }) {

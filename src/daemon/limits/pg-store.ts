@@ -315,6 +315,15 @@ export class PgLimitStore implements LimitStore {
         lease.admit(claim);
         this.leased.set(claim.requestId, lease);
       }
+      // Refused while the lease it asked early to succeed, still open and counted whole in the
+      // store, had room for it (no new one granted): admitted under that lease, as it would have been.
+      if (!r.ok && old && this.leases.get(slot) === old && old.fits(claim) && !this.abandoned.has(claim.requestId)) {
+        old.admit(claim);
+        this.leased.set(claim.requestId, old);
+        this.admitted(slot, claim.at);
+        if (old.exhausted) this.closeLease(slot, old);
+        return { ok: true };
+      }
       if (r.ok) this.admitted(slot, claim.at);
       return this.verdict(limits, claim, periods[i], r);
     });
