@@ -55,7 +55,8 @@ export class RowJournal {
   /** Rows appended and not written yet (this turn's), as the lines to write. */
   private pending = '';
   private pendingLines = 0;
-  private scheduled = false;
+  /** The end-of-turn write, while one is due. */
+  private scheduled: NodeJS.Immediate | undefined;
 
   /** Starts after any segment already in `dir` (one a failed replay kept). */
   constructor(private readonly dir: string, private readonly log: (line: string) => void = () => {}) {
@@ -74,17 +75,20 @@ export class RowJournal {
     const json = JSON.stringify(row);
     this.pending += `${json}\n`;
     this.pendingLines++;
-    if (!this.scheduled) { this.scheduled = true; setImmediate(this.flushed); }
+    this.scheduled ??= setImmediate(this.flushed);
     return json;
   }
 
-  private readonly flushed = (): void => { this.scheduled = false; this.flush(); };
+  private readonly flushed = (): void => { this.scheduled = undefined; this.flush(); };
 
   /** Rows are appended and not written yet (the server holds an answer while one is: http/answer-gate.ts). */
   get unwritten(): boolean { return this.pendingLines > 0; }
 
   /** Writes the rows appended since the last write, in one write. A failure (a full disk) costs durability, never the request. */
   flush(): void {
+    // Written before the turn's end (a lone request's row: http/answer-gate.ts): no end-of-turn
+    // callback is left due, which would cost one client at a time an extra turn per request.
+    if (this.scheduled) { clearImmediate(this.scheduled); this.scheduled = undefined; }
     if (this.pendingLines === 0) return;
     const [text, lines] = [this.pending, this.pendingLines];
     this.pending = '';
