@@ -225,11 +225,16 @@ export class PgLimitStore implements LimitStore {
     // Mostly used: this request asks for the next lease (reserve() sends it, with no call out for
     // the key), and the others are admitted under this one meanwhile instead of all waiting.
     if (!this.reserving.has(slot) && lease.due(claim.at)) return false;
+    this.admitUnder(slot, lease, claim);
+    return true;
+  }
+
+  /** `claim` admitted under `lease` (which has room for it); the lease closes once it has no request left. */
+  private admitUnder(slot: string, lease: Lease, claim: Claim): void {
     lease.admit(claim);
     this.leased.set(claim.requestId, lease);
     this.admitted(slot, claim.at);
     if (lease.exhausted) this.closeLease(slot, lease);
-    return true;
   }
 
   private admitted(slot: string, at: number): void {
@@ -318,10 +323,7 @@ export class PgLimitStore implements LimitStore {
       // Refused while the lease it asked early to succeed, still open and counted whole in the
       // store, had room for it (no new one granted): admitted under that lease, as it would have been.
       if (!r.ok && old && this.leases.get(slot) === old && old.fits(claim) && !this.abandoned.has(claim.requestId)) {
-        old.admit(claim);
-        this.leased.set(claim.requestId, old);
-        this.admitted(slot, claim.at);
-        if (old.exhausted) this.closeLease(slot, old);
+        this.admitUnder(slot, old, claim);
         return { ok: true };
       }
       if (r.ok) this.admitted(slot, claim.at);

@@ -87,8 +87,6 @@ export interface RecorderOptions {
    * Team mode: each row also goes to the journal in this directory as its request ends (written
    * at the end of the turn, before the server's `answers` gate lets that turn's answers go), and
    * into the outbox with its batch; `onWritten` is told after each batch that wrote rows.
-   */
-  /**
    * `formerJournalDir`: where daemons before the journal had a directory of its own kept its
    * segments (the state directory); what one left there is replayed too.
    */
