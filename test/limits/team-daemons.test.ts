@@ -56,10 +56,14 @@ async function ask(d: TeamDaemon, key: string): Promise<Answer> {
   return { status: res.status, limit: res.headers.get('x-gateway-limit'), body: (await res.json()) as Answer['body'] };
 }
 
-/** The requests a key's claims stand for (a lease's row for all admitted under it), their spend, and the claims still open. */
+/**
+ * The requests a key's claims stand for (a lease's row for all admitted under it), their spend, and
+ * the claims still open. A voided claim (admitted and expired at 0: a lease or a reservation whose
+ * call failed as the store went away, released once it was back) stands for nothing.
+ */
 async function claims(keyId: string): Promise<{ n: number; usd: number; open: number }> {
   const { rows } = await db.query<{ n: string; usd: number | null; open: string }>(
-    'SELECT coalesce(sum(requests), 0) AS n, sum(usd) AS usd, count(*) FILTER (WHERE NOT settled) AS open FROM limit_claims WHERE key_id = $1', [keyId]);
+    'SELECT coalesce(sum(requests), 0) AS n, sum(usd) AS usd, count(*) FILTER (WHERE NOT settled) AS open FROM limit_claims WHERE key_id = $1 AND at <> 0', [keyId]);
   return { n: Number(rows[0]!.n), usd: rows[0]!.usd ?? 0, open: Number(rows[0]!.open) };
 }
 
