@@ -169,6 +169,29 @@ describe('daemons on one database', () => {
     expect(patient.stats).toEqual({ waited: 1, woken: 1 });
   });
 
+  it('a read on the daemon that wrote an answer, while its insert\'s reply is on the way, waits for it: a deletion committed on another daemon meanwhile is seen', async () => {
+    // This daemon's insert commits, but its reply is held here (a loaded machine): the answer is still in its memory.
+    const shared = await SharedStore.open({ store: parseStoreUrl(url), daemonId: 'slow', log: () => {} });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const query = shared.query.bind(shared);
+    shared.query = (async (text: string, values?: unknown[], ms?: number) => {
+      const r = await query(text, values, ms);
+      if (text.includes('INSERT INTO responses')) await held;
+      return r;
+    }) as typeof shared.query;
+    const slow = new PgResponseStore(shared, BIG, { clock, arrivalWaitMs: 50, insertWaitMs: 600_000 });
+    opened.push(shared, slow);
+    const r = answer('k1');
+    slow.put(r);
+    expect((await b.get(r.id, 'k1'))?.id).toBe(r.id); // committed
+    expect(await b.delete(r.id, 'k1')).toBe(true);
+    const read = slow.get(r.id, 'k1');
+    await expect.poll(() => slow.waiting).toBe(1);
+    release();
+    expect(await read).toBeUndefined();
+  });
+
   it('an id no daemon is writing is a miss once the wait is over', async () => {
     const before = { ...quick.stats };
     expect(await quick.get('resp_nobody', 'k1')).toBeUndefined();

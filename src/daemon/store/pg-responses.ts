@@ -5,7 +5,9 @@
 // Writing never holds a request. An answer leaves for the database at once, not on a timer: at
 // most WRITERS inserts are in flight, and the answers that come meanwhile go together in the next
 // one (one statement, however many rows), so a busy daemon takes few connections from the pool its
-// limit reservations use. Until its insert has committed, an answer is read from memory here.
+// limit reservations use. Until its insert is sent, an answer is read from memory here. A read that
+// comes while the insert is in flight waits for it to end (at most INSERT_WAIT_MS, then memory):
+// it may have committed, and another daemon deleted the answer since, which memory cannot know.
 //
 // Reading on another daemon right after: the client can ask daemon B for the answer daemon A has
 // just sent it before A's insert has committed (the insert leaves as the answer does). So a read
@@ -30,6 +32,12 @@ const CHANNEL = 'gateway_responses';
  * covers a loaded database, and is what an id no daemon is writing costs before its 404.
  */
 export const ARRIVAL_WAIT_MS = 1_000;
+/**
+ * How long a read on the daemon that wrote an answer waits for that answer's insert in flight (it
+ * then reads the database). Its reply normally comes within a millisecond; a store slower than
+ * this has the read go on from memory, as before the insert.
+ */
+const INSERT_WAIT_MS = 1_000;
 /** Inserts in flight at once; what comes meanwhile waits for one of them and goes in the next. */
 const WRITERS = 2;
 /** At most this many answers, or about this many bytes, to one insert. */
@@ -84,10 +92,12 @@ export interface PgResponseOptions {
   log?: (line: string) => void;
   /** How long a read that found nothing waits for another daemon's insert (ARRIVAL_WAIT_MS). */
   arrivalWaitMs?: number;
+  /** How long a read waits for this daemon's insert of the answer in flight (INSERT_WAIT_MS). */
+  insertWaitMs?: number;
 }
 
-/** An answer not committed yet; `sent` while its insert is in flight. */
-interface Pending { row: Row; bytes: number; sent: boolean }
+/** An answer not committed yet; `sent` while its insert is in flight, `write` that insert. */
+interface Pending { row: Row; bytes: number; sent: boolean; write?: Promise<void> }
 
 /** Row as PostgreSQL gives it back (a bigint is a string). */
 type DbRow = Omit<Row, 'created_at'> & { created_at: string };
@@ -102,6 +112,7 @@ export class PgResponseStore implements ResponseStore {
   private readonly clock: () => number;
   private readonly log: (line: string) => void;
   private readonly arrivalWaitMs: number;
+  private readonly insertWaitMs: number;
   private readonly unsubscribe: Array<() => void>;
   private readonly pruneTimer: NodeJS.Timeout;
   private pruning: Promise<void> = Promise.resolve();
@@ -115,6 +126,7 @@ export class PgResponseStore implements ResponseStore {
     this.clock = o.clock ?? Date.now;
     this.log = o.log ?? (() => {});
     this.arrivalWaitMs = o.arrivalWaitMs ?? ARRIVAL_WAIT_MS;
+    this.insertWaitMs = o.insertWaitMs ?? INSERT_WAIT_MS;
     this.unsubscribe = [
       shared.on(CHANNEL, (id) => this.arrived(id)),
       // Notifications sent while the listening connection was down are lost: every waiting read reads again.
@@ -128,7 +140,7 @@ export class PgResponseStore implements ResponseStore {
     this.pruning = this.prune().catch(() => {});
   }
 
-  /** Reads waiting right now for an answer another daemon has not committed yet. */
+  /** Reads waiting right now: for an answer another daemon has not committed yet, or for this one's insert of it to end. */
   get waiting(): number { return this.waitingNow; }
 
   setSettings(settings: ResponsesSettings): void { this.settings = settings; }
@@ -206,7 +218,11 @@ export class PgResponseStore implements ResponseStore {
    * (or after the wait).
    */
   private async links(id: string, query: () => Promise<DbRow[]>): Promise<StoredResponse[]> {
-    const local = this.pending.get(id);
+    let local = this.pending.get(id);
+    if (local?.write) {
+      await this.ended(local.write);
+      local = this.pending.get(id); // gone if its insert committed: the database says what is there now
+    }
     if (local) return [fromRow(local.row)];
     const arrival = this.expect(id);
     try {
@@ -234,6 +250,18 @@ export class PgResponseStore implements ResponseStore {
     } catch (e) {
       if (isConnectionError(e)) throw unreachable();
       throw e;
+    }
+  }
+
+  /** `write` ended, or INSERT_WAIT_MS went by (a store that slow: the read goes on from memory). */
+  private async ended(write: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    this.waitingNow++;
+    try {
+      await Promise.race([write, new Promise<void>((resolve) => { timer = setTimeout(resolve, this.insertWaitMs); })]);
+    } finally {
+      clearTimeout(timer);
+      this.waitingNow--;
     }
   }
 
@@ -283,6 +311,7 @@ export class PgResponseStore implements ResponseStore {
         this.pump();
       });
       this.writes.add(w);
+      for (const p of batch) p.write = w;
     }
   }
 
@@ -297,7 +326,7 @@ export class PgResponseStore implements ResponseStore {
       await this.shared.query(INSERT, cols, WRITE_QUIET_MS);
     } catch (e) {
       if (isConnectionError(e)) {
-        for (const p of batch) p.sent = false;
+        for (const p of batch) { p.sent = false; p.write = undefined; }
         return;
       }
       this.log(`responses: could not write ${batch.length} answer(s) to the store: ${(e as Error).message}`);
