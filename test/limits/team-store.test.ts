@@ -191,3 +191,64 @@ it('what a daemon settled during an outage survives its crash: the outbox is wri
   expect(row!.usd).toBeCloseTo(0.5, 9);
   expect((await again.limits.standing('k', limits, Date.now())).budget).toMatchObject({ spent: 0.5, held: 0 });
 }, 60_000);
+
+/**
+ * A daemon on `dir` that admitted two requests of key `k` just before, and whose next reservation
+ * call (asking for a lease) waits in the server on the key's row, locked by `holder` until it
+ * commits; that request was decided on the daemon's share.
+ */
+async function leaseCallHeld(url: string, dir: string) {
+  const first = await daemon(url, { dir, waitMs: 300 });
+  const limits: KeyLimits = { concurrency: 100 };
+  // Admission times given, so that "admitted lately" holds on a slow machine too.
+  const t0 = Date.now();
+  const at = (i: number) => claim('k', { at: t0 + i, expiresAt: t0 + 600_000 });
+  for (const c of [at(0), at(1)]) {
+    expect(await first.limits.reserve(limits, c)).toEqual({ ok: true });
+    await first.limits.settle(c, { tokens: 1, usd: 0 });
+  }
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  cleanups.push(() => holder.end());
+  await holder.query('BEGIN');
+  await holder.query("SELECT 1 FROM limit_keys WHERE key_id = 'k' FOR UPDATE");
+  const late = at(2);
+  expect(await first.limits.reserve(limits, late)).toEqual({ ok: true }); // on the share, after 0.3 s
+  await first.limits.settle(late, { tokens: 1, usd: 0 });
+  return { first, holder };
+}
+
+const openLeases = (url: string) => query<{ request_id: string }>(url, "SELECT request_id FROM limit_claims WHERE request_id LIKE 'lease:%' AND NOT settled AND at <> 0");
+
+it('a lease whose call is still out when the daemon stops, the store reachable, holds nothing once the stop is done', async () => {
+  const url = await postgres.database(`team_${++dbs}`);
+  const dir = mkdtempSync(join(tmpdir(), 'team-limits-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const { first, holder } = await leaseCallHeld(url, dir);
+  // The store answers again (the lock holds up that one call only).
+  await until('the store reachable again', () => first.shared.status().connected);
+  const stopping = first.close();
+  await holder.query('COMMIT');
+  await stopping;
+  expect(await query(url, "SELECT count(*) AS n FROM limit_claims WHERE request_id LIKE 'lease:%'")).toEqual([{ n: '1' }]);
+  expect(await openLeases(url)).toEqual([]);
+  expect(await query(url, "SELECT open_n FROM limit_keys WHERE key_id = 'k'")).toEqual([{ open_n: '0' }]);
+}, 60_000);
+
+it('a lease whose call was still out when the daemon stopped, granted after, holds nothing once the daemon starts again', async () => {
+  const url = await postgres.database(`team_${++dbs}`);
+  const dir = mkdtempSync(join(tmpdir(), 'team-limits-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const { first, holder } = await leaseCallHeld(url, dir);
+  await first.close();
+  // Only now does the call go on: its lease is granted to a daemon that is gone.
+  await holder.query('COMMIT');
+  const [lease] = await until('the lease granted after the stop', async () => { const rows = await openLeases(url); return rows.length > 0 ? rows : undefined; });
+
+  const again = await daemon(url, { dir });
+  await until('the outbox written back', async () => again.shared.status().connected && (await again.limits.report()).unreconciled === 0);
+  expect(await openLeases(url)).toEqual([]);
+  expect(await query(url, 'SELECT at, closed FROM limit_claims WHERE request_id = $1', [lease!.request_id])).toEqual([{ at: '0', closed: true }]);
+  // Nothing of the key is in flight: the concurrency the store decides by counts none.
+  expect(await query(url, "SELECT open_n FROM limit_keys WHERE key_id = 'k'")).toEqual([{ open_n: '0' }]);
+}, 60_000);

@@ -152,6 +152,8 @@ export class PgLimitStore implements LimitStore {
   private readonly dirty = new Set<Lease>();
   /** Each key's (and limits') admissions lately: the size of the lease asked for. */
   private readonly recent = new Map<string, Recent>();
+  /** The leases asked for by reservation calls out (id → key): a stop voids them (team-store.ts). */
+  private readonly leasesAsked = new Map<string, string>();
   /** Requests in a reservation call out, and those of them whose caller gave up waiting (abandon()). */
   private readonly outstanding = new Set<string>();
   private readonly abandoned = new Set<string>();
@@ -294,6 +296,7 @@ export class PgLimitStore implements LimitStore {
     const ask = batch.length >= 2 || lately >= 2 ? Math.min(LEASE_MOST, Math.max(2, batch.length, lately)) : 0;
     const leaseId = ask > 0 ? `lease:${randomUUID()}` : null;
     let rows: ReserveRow[];
+    if (leaseId) this.leasesAsked.set(leaseId, keyId);
     try {
       ({ rows } = await this.pool.query<ReserveRow>(
         'SELECT * FROM limit_reserve_many($1, $2::text[], $3::bigint[], $4::bigint[], $5::float8[], $6::bigint[], $7, $8, $9, $10, $11::text[], $12::bigint[], $13, $14, $15, $16, $17::jsonb)',
@@ -307,6 +310,8 @@ export class PgLimitStore implements LimitStore {
     } catch (e) {
       if (leaseId) this.lost?.({ requestId: leaseId, keyId });
       throw e;
+    } finally {
+      if (leaseId) this.leasesAsked.delete(leaseId);
     }
     closing.forEach((l, i) => this.wrote(l, close[i]!.v));
     const lease = this.granted(slot, limits, leaseId, rows[0]);
@@ -457,6 +462,11 @@ export class PgLimitStore implements LimitStore {
   unwritten(): LeaseState[] {
     const all = new Set<Lease>([...this.leases.values(), ...this.unsettled, ...this.dirty]);
     return [...all].filter((l) => l.version > l.written).map((l) => l.state());
+  }
+
+  /** The leases asked for by calls still out: granted after admission ended, no one here would use or close them. */
+  leasesOut(): Array<{ requestId: string; keyId: string }> {
+    return [...this.leasesAsked].map(([requestId, keyId]) => ({ requestId, keyId }));
   }
 
   /** Ends admission under every lease, so that their unused parts go back with the next write-back. */

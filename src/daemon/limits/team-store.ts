@@ -15,16 +15,19 @@
 // store's state is unknown (a reservation sent, no answer yet), it waits at most
 // RESERVE_WAIT_MS, then counts the store as down and goes local.
 //
-// Leases (pg-store.ts) admit only while the store is known up: a key's lease does not admit
-// during an outage (its unused part stays held in the store until its write-back closes it, or
-// its claim expires), so the local shares are what decides then. A lease call that fails may
-// have reached the store: its id is voided with release() once the store answers, like a
-// reservation's; one that gets no answer in time has its requests decided here, and taken back
-// from the lease if its answer comes later. A request admitted under a lease settles into it,
-// not into the outbox (the lease carries it, once); a lease whose write-back failed, or that is
-// still unwritten when the daemon stops, has its latest state kept in the outbox's
-// limit_lease_states too, written back with the rest after a restart (a resent version changes
-// nothing).
+// Leases (pg-store.ts) admit only while the store is known up: a key's lease does not admit during
+// an outage (its unused part stays held in the store until its write-back closes it, or its claim
+// expires), so the local shares are what decides then. A lease call that fails may have reached the
+// store: its id is voided with release() once the store answers, like a reservation's; one that
+// gets no answer in time has its requests decided here, and taken back from the lease if its answer
+// comes later. A lease whose call is still out when the daemon stops is voided the same way:
+// granted after admission ended, no one would use or close it, and it would hold its grant until
+// its claim expired. The ids to void are kept in the outbox's limit_releases until voided, so a
+// stop or a crash before the store answers again loses none. A request admitted under a lease
+// settles into it, not into the outbox (the lease carries it, once); a lease whose write-back
+// failed, or that is still unwritten when the daemon stops, has its latest state kept in the
+// outbox's limit_lease_states too, written back with the rest after a restart (a resent version
+// changes nothing).
 //
 // Whatever settled locally (and the settlements of claims made in PostgreSQL that could not be
 // told) is kept in the outbox (limit-outbox.db in the state directory, the laptop's limit ledger
@@ -113,7 +116,7 @@ export class TeamLimitStore implements LimitStore {
 
   constructor(private readonly o: TeamLimitOptions) {
     this.waitMs = o.reserveWaitMs ?? RESERVE_WAIT_MS;
-    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.releases.set(c.requestId, c.keyId),
+    this.pg = new PgLimitStore(o.shared, async () => {}, (b) => this.budgets.set(b.keyId, b), (c) => this.release(c.requestId, c.keyId),
       (states) => { if (!this.closed) void this.keepLeases(states).catch(() => {}); });
     this.outbox = openDatabase(join(o.stateDir, FILES.limitOutbox), { setup: migrate }).catch(async (e: unknown) => {
       o.log(`limits: the limit outbox could not be opened (${(e as Error).message}); settlements made while the store is unreachable are kept in memory only`);
@@ -122,6 +125,11 @@ export class TeamLimitStore implements LimitStore {
       // A lease's latest state the store has not taken (its write-back failed): its requests'
       // settlements, written back with the rest (limit_lease_write ignores a version it has).
       db.exec('CREATE TABLE IF NOT EXISTS limit_lease_states (id TEXT PRIMARY KEY, v INTEGER NOT NULL, state TEXT NOT NULL)');
+      // Claims to void (`releases`), kept until voided: a stop or a crash before the store answered again keeps them for the next start.
+      db.exec('CREATE TABLE IF NOT EXISTS limit_releases (request_id TEXT PRIMARY KEY, key_id TEXT NOT NULL)');
+      for (const r of db.prepare('SELECT request_id, key_id FROM limit_releases').all() as Array<{ request_id: string; key_id: string }>) {
+        this.releases.set(r.request_id, r.key_id);
+      }
       return db;
     });
     this.lastPrune = o.clock();
@@ -160,11 +168,11 @@ export class TeamLimitStore implements LimitStore {
     // Sent without an answer, it may hold a claim in the store: one this daemon then settles is
     // written back by request id; one it refuses is dropped when the store answers again.
     if (limits.failClosed) {
-      if (sent) this.releases.set(claim.requestId, claim.keyId);
+      if (sent) this.release(claim.requestId, claim.keyId);
       throw new StoreUnreachable(shared.display, shared.status().downSince);
     }
     const v = await this.reserveLocally(limits, claim);
-    if (!v.ok && sent) this.releases.set(claim.requestId, claim.keyId);
+    if (!v.ok && sent) this.release(claim.requestId, claim.keyId);
     return v;
   }
 
@@ -221,6 +229,9 @@ export class TeamLimitStore implements LimitStore {
     this.offHealth();
     clearInterval(this.sweep);
     clearTimeout(this.writeSoon);
+    // A lease granted from now on would admit nothing and hold its grant until its claim expired (an
+    // hour): one still asked for is voided with the write-back below, or by the next start.
+    for (const c of this.pg.leasesOut()) this.release(c.requestId, c.keyId);
     // A clean stop writes back what it can (the batch of settlements queued too); what it cannot stays in the outbox for the next start.
     this.pg.closeLeases();
     if (this.o.shared.status().connected) {
@@ -231,6 +242,14 @@ export class TeamLimitStore implements LimitStore {
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
     db.close();
+  }
+
+  /** A claim to void once the store answers (limit_release): kept on disk too until it is. */
+  private release(requestId: string, keyId: string): void {
+    this.releases.set(requestId, keyId);
+    void this.outbox.then((db) => {
+      db.prepare('INSERT INTO limit_releases (request_id, key_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(requestId, keyId);
+    }).catch(() => {});
   }
 
   /** Leases whose latest state the store has not taken: on disk, written back with the outbox (a restart keeps them). */
@@ -345,7 +364,8 @@ export class TeamLimitStore implements LimitStore {
     if (this.releases.size > 0) {
       const voided = [...this.releases].map(([requestId, keyId]) => ({ requestId, keyId }));
       await bounded(this.pg.release(voided), WRITE_WAIT_MS, 'the write-back');
-      for (const c of voided) this.releases.delete(c.requestId);
+      const done = db.prepare('DELETE FROM limit_releases WHERE request_id = ?');
+      for (const c of voided) { this.releases.delete(c.requestId); done.run(c.requestId); }
     }
     if (!this.o.shared.status().connected) return;
     this.reconciled = true;
