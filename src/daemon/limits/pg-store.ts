@@ -460,8 +460,8 @@ export class PgLimitStore implements LimitStore {
 
   /** The latest state of every lease the store does not have yet. */
   unwritten(): LeaseState[] {
-    const all = new Set<Lease>([...this.leases.values(), ...this.unsettled, ...this.dirty]);
-    return [...all].filter((l) => l.version > l.written).map((l) => l.state());
+    // Every lease granted is in `unsettled` until it is settled and written (the open ones and the changed ones too).
+    return [...this.unsettled].filter((l) => l.version > l.written).map((l) => l.state());
   }
 
   /** The leases asked for by calls still out: granted after admission ended, no one here would use or close them. */

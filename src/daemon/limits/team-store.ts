@@ -96,11 +96,6 @@ export class TeamLimitStore implements LimitStore {
   private readonly localClaims = new Map<string, SqliteLimitStore>();
   /** A lease write-back's promise (every settlement under the lease until it goes shares one) and its bounded wait: one timer per write-back, not per request. */
   private readonly leaseWrites = new WeakMap<Promise<void>, Promise<void>>();
-  /**
-   * Requests whose reservation may have reached the store unanswered and that nothing here will
-   * settle (refused on the share, or for failing closed), with their keys: voided once it answers.
-   */
-  private readonly releases = new Map<string, string>();
   /** Each key's budget as the store last stated it to this daemon. */
   private readonly budgets = new Map<string, BudgetSeen>();
   /** The outbox has been written back since the store was last lost: reservations go to PostgreSQL. */
@@ -125,11 +120,10 @@ export class TeamLimitStore implements LimitStore {
       // A lease's latest state the store has not taken (its write-back failed): its requests'
       // settlements, written back with the rest (limit_lease_write ignores a version it has).
       db.exec('CREATE TABLE IF NOT EXISTS limit_lease_states (id TEXT PRIMARY KEY, v INTEGER NOT NULL, state TEXT NOT NULL)');
-      // Claims to void (`releases`), kept until voided: a stop or a crash before the store answered again keeps them for the next start.
+      // Claims to void once the store answers (release()): a lease call that failed or was still out
+      // at a stop, a request whose reservation may have reached the store unanswered and that
+      // nothing here will settle. Kept until voided, through a stop or a crash.
       db.exec('CREATE TABLE IF NOT EXISTS limit_releases (request_id TEXT PRIMARY KEY, key_id TEXT NOT NULL)');
-      for (const r of db.prepare('SELECT request_id, key_id FROM limit_releases').all() as Array<{ request_id: string; key_id: string }>) {
-        this.releases.set(r.request_id, r.key_id);
-      }
       return db;
     });
     this.lastPrune = o.clock();
@@ -214,8 +208,8 @@ export class TeamLimitStore implements LimitStore {
   async report(): Promise<TeamLimitsReport> {
     const db = await this.outbox;
     for (const s of this.locals) s.flush();
-    const row = db.prepare('SELECT (SELECT COUNT(*) FROM limit_spend) + (SELECT COUNT(*) FROM limit_lease_states) AS n').get() as { n: number };
-    return { unreconciled: Number(row.n) + this.releases.size };
+    const row = db.prepare('SELECT (SELECT COUNT(*) FROM limit_spend) + (SELECT COUNT(*) FROM limit_lease_states) + (SELECT COUNT(*) FROM limit_releases) AS n').get() as { n: number };
+    return { unreconciled: Number(row.n) };
   }
 
   /** Drops the claims no window or period needs any more (pg-store.ts prune); at most hourly from the sweep. */
@@ -244,9 +238,8 @@ export class TeamLimitStore implements LimitStore {
     db.close();
   }
 
-  /** A claim to void once the store answers (limit_release): kept on disk too until it is. */
+  /** A claim to void once the store answers (limit_release), kept in the outbox until it is. */
   private release(requestId: string, keyId: string): void {
-    this.releases.set(requestId, keyId);
     void this.outbox.then((db) => {
       db.prepare('INSERT INTO limit_releases (request_id, key_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(requestId, keyId);
     }).catch(() => {});
@@ -361,11 +354,11 @@ export class TeamLimitStore implements LimitStore {
       const done = db.prepare('DELETE FROM limit_lease_states WHERE id = ? AND v <= ?');
       for (const k of kept) done.run(k.id, k.v);
     }
-    if (this.releases.size > 0) {
-      const voided = [...this.releases].map(([requestId, keyId]) => ({ requestId, keyId }));
+    const voided = db.prepare('SELECT request_id AS requestId, key_id AS keyId FROM limit_releases').all() as Array<{ requestId: string; keyId: string }>;
+    if (voided.length > 0) {
       await bounded(this.pg.release(voided), WRITE_WAIT_MS, 'the write-back');
       const done = db.prepare('DELETE FROM limit_releases WHERE request_id = ?');
-      for (const c of voided) { this.releases.delete(c.requestId); done.run(c.requestId); }
+      for (const c of voided) done.run(c.requestId);
     }
     if (!this.o.shared.status().connected) return;
     this.reconciled = true;

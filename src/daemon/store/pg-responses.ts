@@ -5,7 +5,7 @@
 // Writing never holds a request. An answer leaves for the database at once, not on a timer: at
 // most WRITERS inserts are in flight, and the answers that come meanwhile go together in the next
 // one (one statement, however many rows), so a busy daemon takes few connections from the pool its
-// limit reservations use. Until its insert is sent, an answer is read from memory here. A read that
+// limit reservations use. Until its insert leaves, an answer is read from memory here. A read that
 // comes while the insert is in flight waits for it to end (at most INSERT_WAIT_MS, then memory):
 // it may have committed, and another daemon deleted the answer since, which memory cannot know.
 //
@@ -96,8 +96,8 @@ export interface PgResponseOptions {
   insertWaitMs?: number;
 }
 
-/** An answer not committed yet; `sent` while its insert is in flight, `write` that insert. */
-interface Pending { row: Row; bytes: number; sent: boolean; write?: Promise<void> }
+/** An answer not committed yet; `write`: its insert, while in flight. */
+interface Pending { row: Row; bytes: number; write?: Promise<void> }
 
 /** Row as PostgreSQL gives it back (a bigint is a string). */
 type DbRow = Omit<Row, 'created_at'> & { created_at: string };
@@ -148,7 +148,7 @@ export class PgResponseStore implements ResponseStore {
   put(r: StoredResponse): void {
     const row = toRow(r);
     this.forget(row.id);
-    const p: Pending = { row, bytes: row.input.length + row.response.length, sent: false };
+    const p: Pending = { row, bytes: row.input.length + row.response.length };
     this.pending.set(row.id, p);
     this.pendingBytes += p.bytes;
     if (this.pendingBytes > MAX_PENDING_BYTES) this.dropOldest();
@@ -173,7 +173,7 @@ export class PgResponseStore implements ResponseStore {
     if (!(await this.get(id, keyId))) return false;
     const local = this.pending.get(id);
     this.forget(id);
-    if (local && !local.sent) return true; // never left this daemon
+    if (local && !local.write) return true; // never left this daemon
     // An insert in flight lands before the deletion, never after it.
     await Promise.all([...this.writes]);
     await this.read(id, 'DELETE FROM responses WHERE id = $1 AND key_id = $2', [id, keyId]);
@@ -299,9 +299,8 @@ export class PgResponseStore implements ResponseStore {
       const batch: Pending[] = [];
       let bytes = 0;
       for (const p of this.pending.values()) {
-        if (p.sent) continue;
+        if (p.write) continue;
         if (batch.length === CHUNK_ROWS || (batch.length > 0 && bytes + p.bytes > CHUNK_BYTES)) break;
-        p.sent = true;
         batch.push(p);
         bytes += p.bytes;
       }
@@ -311,7 +310,7 @@ export class PgResponseStore implements ResponseStore {
         this.pump();
       });
       this.writes.add(w);
-      for (const p of batch) p.write = w;
+      for (const p of batch) p.write = w; // before the next batch is gathered
     }
   }
 
@@ -326,7 +325,7 @@ export class PgResponseStore implements ResponseStore {
       await this.shared.query(INSERT, cols, WRITE_QUIET_MS);
     } catch (e) {
       if (isConnectionError(e)) {
-        for (const p of batch) { p.sent = false; p.write = undefined; }
+        for (const p of batch) p.write = undefined;
         return;
       }
       this.log(`responses: could not write ${batch.length} answer(s) to the store: ${(e as Error).message}`);
@@ -346,7 +345,7 @@ export class PgResponseStore implements ResponseStore {
     const before = this.dropped;
     for (const [id, p] of this.pending) {
       if (this.pendingBytes <= MAX_PENDING_BYTES) break;
-      if (p.sent) continue;
+      if (p.write) continue;
       this.forget(id);
       this.dropped++;
     }
